@@ -1,0 +1,68 @@
+/**
+ * Strict argument parsing on top of `node:util` parseArgs: an unknown flag or
+ * a missing value is a usage error that points at `--help`.
+ *
+ * @module
+ */
+
+import { parseArgs } from "node:util";
+import { UsageError } from "../lib/shared/errors.ts";
+
+/** The description of one flag. */
+export interface FlagSpec {
+  /** `string` takes a value; `boolean` does not. */
+  type: "string" | "boolean";
+  /** A one-letter alias. */
+  short?: string;
+  /** Whether the flag may repeat. */
+  multiple?: boolean;
+}
+
+/** Parsed arguments. */
+export interface ParsedArgs {
+  /** Flag values by name. */
+  values: Record<string, string | boolean | string[] | boolean[] | undefined>;
+  /** Positional arguments. */
+  positionals: string[];
+}
+
+/**
+ * Parses a command's arguments strictly. `--help`/`-h` is always allowed.
+ *
+ * @throws {UsageError} for an unknown flag, a flag without its value, or a
+ * value given to a boolean flag.
+ */
+export function parseCommandArgs(
+  command: string,
+  args: string[],
+  flags: Record<string, FlagSpec>,
+): ParsedArgs {
+  try {
+    const { values, positionals } = parseArgs({
+      args,
+      options: { help: { type: "boolean", short: "h" }, ...flags },
+      allowPositionals: true,
+      strict: true,
+    });
+    return { values: values as ParsedArgs["values"], positionals };
+  } catch (error) {
+    const message = (error as Error).message.split("\n")[0]!
+      .replace(/\. To specify a positional argument.*$/, "")
+      .replace(/\.$/, "");
+    throw new UsageError(`Invalid arguments for "${command}": ${message}`, {
+      code: "USAGE",
+      hint: `Run 'prompt_runner ${command} --help'`,
+    });
+  }
+}
+
+/** Reads a string flag, or `undefined`. */
+export function stringFlag(args: ParsedArgs, name: string): string | undefined {
+  const value = args.values[name];
+  return typeof value === "string" ? value : undefined;
+}
+
+/** Reads a boolean flag. */
+export function booleanFlag(args: ParsedArgs, name: string): boolean {
+  return args.values[name] === true;
+}

@@ -1,0 +1,74 @@
+/**
+ * The one way the CLI writes: whole writes to a file descriptor, with a
+ * closed pipe turned into a quiet stop.
+ *
+ * @module
+ */
+
+/** Thrown when stdout is closed (`| head`): the command stops quietly with 0. */
+export class StdoutClosedError extends Error {
+  /** Creates the error. */
+  constructor() {
+    super("stdout is closed");
+    this.name = "StdoutClosedError";
+  }
+}
+
+/** Something bytes can be written to (`Deno.stdout`, a test buffer). */
+export interface ByteSink {
+  /** Writes some of the bytes and returns how many. */
+  write(bytes: Uint8Array): Promise<number>;
+}
+
+const encoder = new TextEncoder();
+
+/** A text writer over a byte sink. */
+export class Writer {
+  readonly #sink: ByteSink;
+  #closed = false;
+
+  /** Wraps a byte sink. */
+  constructor(sink: ByteSink) {
+    this.#sink = sink;
+  }
+
+  /** Whether the other end has gone away. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /**
+   * Writes text in full.
+   *
+   * @throws {StdoutClosedError} when the reader has gone away.
+   */
+  async write(text: string): Promise<void> {
+    if (this.#closed) throw new StdoutClosedError();
+    const bytes = encoder.encode(text);
+    let offset = 0;
+    try {
+      while (offset < bytes.length) {
+        offset += await this.#sink.write(bytes.subarray(offset));
+      }
+    } catch (error) {
+      if (
+        error instanceof Deno.errors.BrokenPipe ||
+        error instanceof Deno.errors.ConnectionReset
+      ) {
+        this.#closed = true;
+        throw new StdoutClosedError();
+      }
+      throw error;
+    }
+  }
+
+  /** Writes one line. */
+  async line(text = ""): Promise<void> {
+    await this.write(text + "\n");
+  }
+
+  /** Writes one compact JSON object as one NDJSON line, in one write. */
+  async json(value: unknown): Promise<void> {
+    await this.write(JSON.stringify(value) + "\n");
+  }
+}

@@ -1,0 +1,167 @@
+/**
+ * `prompt_runner run`: run a packet's prompts.
+ *
+ * @module
+ */
+
+import { relative } from "node:path";
+import { loadPacket } from "../lib/packet/mod.ts";
+import { runPacket } from "../lib/runner/mod.ts";
+import {
+  parseViewSettings,
+  UsageError,
+  type ViewSettings,
+} from "../lib/shared/mod.ts";
+import { parseCommandArgs, stringFlag } from "./_args.ts";
+import type { Command, CommandContext } from "./_context.ts";
+import { StdoutClosedError } from "./_output.ts";
+
+const HELP = `Usage: prompt_runner run PACKET [IDS...] [options]
+
+Runs a packet's prompts (all of them, or the ids given, in dependency order)
+against the packet's provider, verifies each result against its contract,
+and retries or repairs as the packet's recovery settings allow. The run can
+be watched and steered from another terminal with 'prompt_runner control'.
+
+Options:
+  --provider P        Run every prompt on provider P (simulated, ...)
+  --model M           Use model M for every prompt
+  --log-mode M        compact | verbose | studio
+  --tool-output M     none | summary | preview | full
+  --thinking M        show | hide
+  --diff M            none | stat | full
+  --state-root DIR    Keep run state in DIR (default: PACKET/.prompt_runner)
+  --json              Print canonical events as NDJSON instead of text
+  -h, --help          Show this help
+
+Exit codes:
+  0 completed   1 the run failed, was blocked or interrupted   2 usage error
+  3 packet, prompt or repo not found   4 another run holds the state root
+  130/143 stopped by SIGINT/SIGTERM (the run is recorded as interrupted)
+
+Examples:
+  prompt_runner run examples/demo
+  prompt_runner run examples/demo 02 --log-mode verbose
+  prompt_runner run examples/demo --json | jq -c 'select(.type=="prompt_completed")'
+`;
+
+const FLAGS = {
+  provider: { type: "string" },
+  model: { type: "string" },
+  "log-mode": { type: "string" },
+  "tool-output": { type: "string" },
+  thinking: { type: "string" },
+  diff: { type: "string" },
+  "state-root": { type: "string" },
+  json: { type: "boolean" },
+} as const;
+
+/** Reads the view flags shared by `run` and `control view`. */
+export function viewFlags(
+  values: Record<string, unknown>,
+): Partial<ViewSettings> {
+  const raw: Record<string, unknown> = {};
+  for (
+    const [flag, key] of [
+      ["log-mode", "log_mode"],
+      ["tool-output", "tool_output"],
+      ["thinking", "thinking"],
+      ["diff", "diff"],
+    ] as const
+  ) {
+    if (values[flag] !== undefined) raw[key] = values[flag];
+  }
+  return parseViewSettings(raw, { allowEmpty: true });
+}
+
+async function run(context: CommandContext, argv: string[]): Promise<number> {
+  const args = parseCommandArgs("run", argv, FLAGS);
+  if (args.values.help) {
+    await context.stdout.write(HELP);
+    return 0;
+  }
+  const [packetDir, ...ids] = args.positionals;
+  if (packetDir === undefined) {
+    throw new UsageError("Missing the packet directory", {
+      hint:
+        "Run 'prompt_runner run PACKET [IDS...]'; see 'prompt_runner run --help'",
+    });
+  }
+  const view = viewFlags(args.values);
+  const packet = await loadPacket(packetDir);
+  for (const warning of packet.warnings) {
+    await context.stderr.line(`warning: ${warning}`);
+  }
+  const json = args.values.json === true;
+  const abort = new AbortController();
+  let signalled: Deno.Signal | null = null;
+  let stdoutClosed = false;
+  const onSignal = (signal: Deno.Signal) => () => {
+    if (signalled !== null) Deno.exit(signal === "SIGINT" ? 130 : 143);
+    signalled = signal;
+    abort.abort();
+  };
+  const listeners: [Deno.Signal, () => void][] = [
+    ["SIGINT", onSignal("SIGINT")],
+    ["SIGTERM", onSignal("SIGTERM")],
+  ];
+  for (const [signal, listener] of listeners) {
+    Deno.addSignalListener(signal, listener);
+  }
+  try {
+    const stateRoot = stringFlag(args, "state-root");
+    const result = await runPacket(packet, {
+      ids,
+      ...(stringFlag(args, "provider")
+        ? { provider: stringFlag(args, "provider")! }
+        : {}),
+      ...(stringFlag(args, "model")
+        ? { model: stringFlag(args, "model")! }
+        : {}),
+      view,
+      ...(stateRoot === undefined ? {} : { stateRoot }),
+      signal: abort.signal,
+      output: {
+        json,
+        color: context.color,
+        async write(text: string): Promise<void> {
+          if (stdoutClosed) return;
+          try {
+            await context.stdout.write(text);
+          } catch (error) {
+            if (!(error instanceof StdoutClosedError)) throw error;
+            // The reader is gone (| head): stop the run and end quietly.
+            stdoutClosed = true;
+            abort.abort();
+          }
+        },
+      },
+    });
+    if (stdoutClosed) return 0;
+    if (signalled !== null) return signalled === "SIGINT" ? 130 : 143;
+    if (result.status === "completed") return 0;
+    await context.stderr.line(
+      `error: the run ${result.status}: ${
+        result.reason ?? "see the events above"
+      }`,
+    );
+    await context.stderr.line(
+      `hint: 'prompt_runner status ${
+        relative(context.cwd, packet.dir) || "."
+      }' shows each prompt's attempts and verifier result`,
+    );
+    return 1;
+  } finally {
+    for (const [signal, listener] of listeners) {
+      Deno.removeSignalListener(signal, listener);
+    }
+  }
+}
+
+/** The `run` command. */
+export const runCommand: Command = {
+  name: "run",
+  summary: "Run a packet's prompts, verify and recover",
+  help: HELP,
+  run,
+};

@@ -1,0 +1,178 @@
+/**
+ * `prompt_runner status`: each prompt's status, attempts and last verifier
+ * result.
+ *
+ * @module
+ */
+
+import { loadPacket } from "../lib/packet/mod.ts";
+import {
+  type AttemptRecord,
+  type PromptState,
+  readRunLock,
+  readState,
+} from "../lib/runner/mod.ts";
+import { paint, stripAnsi } from "../lib/render/mod.ts";
+import { UsageError } from "../lib/shared/mod.ts";
+import { parseCommandArgs, stringFlag } from "./_args.ts";
+import type { Command, CommandContext } from "./_context.ts";
+import { resolveTarget } from "./_target.ts";
+
+const HELP = `Usage: prompt_runner status [TARGET] [options]
+
+Shows each prompt of a packet: its status, its attempts (mode and outcome),
+and its last verifier result. TARGET is a packet directory (default: the
+current directory).
+
+Options:
+  --state-root DIR    Read run state from DIR (default: TARGET/.prompt_runner)
+  --json              Print one JSON object (NDJSON) instead of text
+  -h, --help          Show this help
+
+Exit codes:
+  0 ok   2 usage error   3 packet not found   4 state.json unreadable
+`;
+
+const FLAGS = {
+  "state-root": { type: "string" },
+  json: { type: "boolean" },
+} as const;
+
+function verifierLine(state: PromptState | undefined): string {
+  const report = state?.last_verifier;
+  if (!report) return "-";
+  const passed = report.items.filter((item) => item.status === "pass").length;
+  const verdict = report.passed ? "pass" : report.faults ? "fault" : "fail";
+  return `${verdict} ${passed}/${report.items.length}`;
+}
+
+function statusStyle(status: string): "green" | "red" | "yellow" | "dim" {
+  if (status === "completed") return "green";
+  if (
+    status === "running" || status === "retry_scheduled" ||
+    status === "repairing"
+  ) {
+    return "yellow";
+  }
+  if (status === "not run") return "dim";
+  return "red";
+}
+
+function pad(text: string, width: number): string {
+  return text + " ".repeat(Math.max(0, width - stripAnsi(text).length));
+}
+
+async function status(
+  context: CommandContext,
+  argv: string[],
+): Promise<number> {
+  const args = parseCommandArgs("status", argv, FLAGS);
+  if (args.values.help) {
+    await context.stdout.write(HELP);
+    return 0;
+  }
+  if (args.positionals.length > 1) {
+    throw new UsageError(
+      `Too many arguments: expected at most one TARGET, found ${args.positionals.length}`,
+      { hint: "Run 'prompt_runner status --help'" },
+    );
+  }
+  const target = await resolveTarget(
+    args.positionals[0],
+    context.cwd,
+    stringFlag(args, "state-root"),
+  );
+  const packet = await loadPacket(target.packetDir);
+  const state = await readState(target.stateRoot);
+  const lock = await readRunLock(target.stateRoot);
+  const prompts = packet.prompts.map((prompt) => {
+    const entry = state.prompts[prompt.id];
+    return {
+      id: prompt.id,
+      name: prompt.name,
+      status: entry?.status ?? "not run",
+      reason: entry?.reason ?? null,
+      run_id: entry?.run_id ?? null,
+      attempts: (entry?.attempts ?? []).map((a: AttemptRecord) => ({
+        run_id: a.run_id,
+        attempt: a.attempt,
+        mode: a.mode,
+        status: a.status,
+        started_at: a.started_at,
+        finished_at: a.finished_at,
+        resumes: a.resumes,
+        failure_class: a.failure_class,
+        reason: a.reason,
+        verifier: a.verifier
+          ? {
+            passed: a.verifier.passed,
+            failures: a.verifier.failures,
+            faults: a.verifier.faults,
+          }
+          : null,
+        transcript: a.transcript,
+      })),
+      last_verifier: entry?.last_verifier ?? null,
+      steered: entry?.steered ?? false,
+      amended: entry?.amended ?? false,
+    };
+  });
+  const lease = lock === null
+    ? null
+    : { alive: lock.alive, ...(lock.info ?? {}) };
+  if (args.values.json) {
+    await context.stdout.json({
+      v: 1,
+      packet: { name: packet.name, dir: packet.dir },
+      state_root: target.stateRoot,
+      run_id: state.run_id,
+      updated_at: state.updated_at,
+      lock: lease,
+      prompts,
+    });
+    return 0;
+  }
+  const color = context.color;
+  const show = (text: string): string => color ? text : stripAnsi(text);
+  const lines: string[] = [];
+  lines.push(
+    `${paint("packet", "dim")}  ${packet.name}  ${paint(packet.dir, "dim")}`,
+  );
+  const runLine = state.run_id === null
+    ? "no run yet"
+    : `${state.run_id}  ${
+      lease?.alive && lease.run_id === state.run_id
+        ? paint(`running (pid ${lease.pid})`, "yellow")
+        : "not running"
+    }`;
+  lines.push(`${paint("run", "dim")}     ${runLine}`);
+  lines.push("");
+  for (const prompt of prompts) {
+    const modes = prompt.attempts.filter((a) => a.run_id === prompt.run_id);
+    const attempts = modes.length
+      ? `${modes.length} attempt${modes.length === 1 ? "" : "s"}: ${
+        modes.map((a) => a.mode).join(", ")
+      }`
+      : "";
+    lines.push(
+      `  ${prompt.id}  ${
+        pad(paint(prompt.status, statusStyle(prompt.status)), 20)
+      } ${pad(prompt.name, 28)} ${pad(attempts, 30)} verify: ${
+        verifierLine(state.prompts[prompt.id])
+      }`,
+    );
+    if (prompt.reason && prompt.status !== "completed") {
+      lines.push(`      ${paint(prompt.reason, "dim")}`);
+    }
+  }
+  await context.stdout.write(lines.map(show).join("\n") + "\n");
+  return 0;
+}
+
+/** The `status` command. */
+export const statusCommand: Command = {
+  name: "status",
+  summary: "Show each prompt's status, attempts and verifier result",
+  help: HELP,
+  run: status,
+};

@@ -1,0 +1,121 @@
+/**
+ * Front matter: the YAML block that opens a manifest or prompt file. This is
+ * the only file that imports the YAML parser.
+ *
+ * @module
+ */
+
+import YAML from "yaml";
+import { UsageError } from "../shared/errors.ts";
+
+/** A Markdown file split into its front matter and its body. */
+export interface FrontMatter {
+  /** The front matter as a mapping (`{}` when the file has none). */
+  attributes: Record<string, unknown>;
+  /** Everything after the closing `---` line. */
+  body: string;
+  /** Whether the file opened with a front matter block. */
+  present: boolean;
+}
+
+const OPEN = /^---[ \t]*\r?\n/;
+const CLOSE = /^---[ \t]*(?:\r?\n|$)/m;
+
+function yamlProblem(error: unknown): string {
+  if (error instanceof YAML.YAMLError) {
+    const where = error.linePos?.[0];
+    const first = error.message.split("\n")[0] ?? error.message;
+    const text = first.replace(/ at line \d+, column \d+:?$/, "");
+    return where ? `line ${where.line + 1}: ${text}` : text;
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Splits a Markdown file into its YAML front matter and its body. A file that
+ * does not start with a `---` line has no front matter: its attributes are
+ * `{}` and all of it is the body.
+ *
+ * @param text The file's content.
+ * @param file The file's path, named in errors.
+ * @returns The attributes, the body, and whether front matter was present.
+ * @throws {UsageError} when the block is not closed, is not valid YAML, or is
+ * not a mapping.
+ */
+export function parseFrontMatter(text: string, file: string): FrontMatter {
+  const source = text.startsWith("\uFEFF") ? text.slice(1) : text;
+  const open = OPEN.exec(source);
+  if (!open) return { attributes: {}, body: source, present: false };
+  const rest = source.slice(open[0].length);
+  const close = CLOSE.exec(rest);
+  if (!close) {
+    throw new UsageError(
+      `Invalid front matter in "${file}": the opening --- line has no closing --- line`,
+      { code: "INVALID_PACKET" },
+    );
+  }
+  const yaml = rest.slice(0, close.index);
+  const body = rest.slice(close.index + close[0].length);
+  let value: unknown;
+  try {
+    value = YAML.parse(yaml, { prettyErrors: true, uniqueKeys: true });
+  } catch (error) {
+    const problem = yamlProblem(error);
+    // Report the line in the file, not in the YAML block.
+    const adjusted = problem.replace(
+      /^line (\d+)/,
+      (_, n) => `line ${Number(n) + 1}`,
+    );
+    throw new UsageError(
+      `Invalid YAML front matter in "${file}": ${adjusted}`,
+      { code: "INVALID_PACKET" },
+    );
+  }
+  if (value === null || value === undefined) {
+    return { attributes: {}, body, present: true };
+  }
+  if (typeof value !== "object" || Array.isArray(value)) {
+    const kind = Array.isArray(value) ? "a list" : `a ${typeof value}`;
+    throw new UsageError(
+      `Invalid front matter in "${file}": expected a mapping of keys, found ${kind}`,
+      { code: "INVALID_PACKET" },
+    );
+  }
+  return { attributes: value as Record<string, unknown>, body, present: true };
+}
+
+/**
+ * Replaces one top-level key of a file's front matter, keeping every other
+ * byte of the file as it was. The file must have front matter.
+ *
+ * @param text The file's content.
+ * @param key The top-level key to set.
+ * @param value The new value; `undefined` removes the key.
+ * @param file The file's path, named in errors.
+ * @returns The new file content.
+ * @throws {UsageError} when the file has no front matter.
+ */
+export function setFrontMatterKey(
+  text: string,
+  key: string,
+  value: unknown,
+  file: string,
+): string {
+  const source = text.startsWith("\uFEFF") ? text.slice(1) : text;
+  const bom = text.length - source.length;
+  const open = OPEN.exec(source);
+  const close = open ? CLOSE.exec(source.slice(open[0].length)) : null;
+  if (!open || !close) {
+    throw new UsageError(`Cannot edit "${file}": it has no front matter`, {
+      code: "INVALID_PACKET",
+    });
+  }
+  const start = bom + open[0].length;
+  const end = start + close.index;
+  const document = YAML.parseDocument(text.slice(start, end));
+  if (value === undefined) document.delete(key);
+  else document.set(key, document.createNode(value));
+  let yaml = document.toString({ lineWidth: 0 });
+  if (yaml === "{}\n") yaml = "";
+  return text.slice(0, start) + yaml + text.slice(end);
+}

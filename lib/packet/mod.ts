@@ -1,0 +1,25 @@
+/**
+ * Packets: the manifest, prompts, verify contracts and recovery settings.
+ *
+ * @module
+ */
+
+export {
+  loadPacket,
+  MANIFEST_FILE,
+  normalizePromptId,
+  type Packet,
+  type PromptSpec,
+  type RepoConfig,
+} from "./load_packet.ts";
+export {
+  type Clause,
+  CLAUSES,
+  type CommandEntry,
+  type ContainsEntry,
+  type Contract,
+  DEFAULT_COMMAND_TIMEOUT_MS,
+  type MatchesEntry,
+  type PathEntry,
+} from "./contract.ts";
+export { DEFAULT_RECOVERY, type RecoveryConfig } from "./recovery.ts";

@@ -1,0 +1,33 @@
+/**
+ * ANSI styling for renderers, and its removal for sinks that must not carry
+ * escape codes.
+ *
+ * @module
+ */
+
+const CODES = {
+  bold: 1,
+  dim: 2,
+  red: 31,
+  green: 32,
+  yellow: 33,
+  blue: 34,
+  magenta: 35,
+  cyan: 36,
+} as const;
+
+/** A style a renderer can apply. */
+export type Style = keyof typeof CODES;
+
+/** Wraps text in an ANSI style. Sinks strip it when colour is off. */
+export function paint(text: string, style: Style): string {
+  return text === "" ? text : `\x1b[${CODES[style]}m${text}\x1b[0m`;
+}
+
+// deno-lint-ignore no-control-regex
+const ANSI = /\x1b\[[0-9;]*[A-Za-z]/g;
+
+/** Removes every ANSI escape sequence from text. */
+export function stripAnsi(text: string): string {
+  return text.replace(ANSI, "");
+}

@@ -1,0 +1,118 @@
+/**
+ * The narrow interface between the runner and whatever observes and steers
+ * it (the control plane): the runner reports, and between events it asks for
+ * commands to apply before the next event.
+ *
+ * @module
+ */
+
+import type { AttemptMode } from "../providers/provider.ts";
+import type { RunEvent, RunStatus } from "../shared/events.ts";
+import type { ViewSettings } from "../shared/view.ts";
+
+/** What the runner tells its hooks when a run opens. */
+export interface RunOpenInfo {
+  /** The run's id. */
+  run_id: string;
+  /** The packet's name. */
+  packet: string;
+  /** The packet directory. */
+  packet_dir: string;
+  /** The state root, or `null` for an in-memory run. */
+  state_root: string | null;
+  /** The view the run starts with. */
+  view: ViewSettings;
+  /** The packet's steer budget per prompt. */
+  max_steers: number;
+  /** The prompt ids the run will attempt, in order. */
+  prompt_ids: string[];
+}
+
+/** What the hooks tell the runner back when a run opens. */
+export interface RunOpened {
+  /** The last event `seq` already recorded for this run id (0 for a new run). */
+  last_seq: number;
+}
+
+/** What the runner tells its hooks when an attempt starts. */
+export interface PromptStartInfo {
+  /** The prompt's id. */
+  prompt_id: string;
+  /** The prompt's name. */
+  name: string;
+  /** The attempt number within this run. */
+  attempt: number;
+  /** The attempt's mode. */
+  mode: AttemptMode;
+  /** The provider running it. */
+  provider: string;
+  /** The model in use. */
+  model: string;
+  /** The prompt's steer budget for this run. */
+  max_steers: number;
+}
+
+/** A command to change the view, applied at the next event boundary. */
+export interface SetViewCommand {
+  /** The command name. */
+  command: "set_view";
+  /** The settings to change. */
+  view: Partial<ViewSettings>;
+  /** The request that asked for it. */
+  request_id: string;
+  /** Who asked. */
+  author: string;
+}
+
+/** A command to steer the agent, delivered on the provider's lane. */
+export interface SteerCommand {
+  /** The command name. */
+  command: "steer";
+  /** The steer's text. */
+  text: string;
+  /** The prompt the steer is for. */
+  prompt_id: string;
+  /** The request that asked for it. */
+  request_id: string;
+  /** Who asked. */
+  author: string;
+}
+
+/** A command the hooks hand the runner at a boundary. */
+export type BoundaryCommand = SetViewCommand | SteerCommand;
+
+/** How a steer's delivery went. */
+export interface SteerResult {
+  /** The steer command. */
+  command: SteerCommand;
+  /** Whether the lane delivered it. */
+  delivered: boolean;
+  /** How it was delivered, when it was. */
+  delivery?: "send_input" | "interrupt_and_resume";
+  /** Why it was refused, when it was. */
+  reason?: string;
+  /** The attempt it was delivered to (or refused in). */
+  attempt: number | null;
+}
+
+/** What the control plane plugs into the runner. Every member is optional. */
+export interface RunHooks {
+  /** The run opened; the hooks report the last `seq` already recorded. */
+  open?(info: RunOpenInfo): Promise<RunOpened>;
+  /** An attempt started. */
+  promptStarted?(info: PromptStartInfo): Promise<void>;
+  /** An event happened (called before it is rendered). */
+  observe?(event: RunEvent): Promise<void>;
+  /**
+   * The runner is between events: return the commands to apply before the
+   * next event. `idle` is true when no event is flowing (verification, a
+   * retry delay).
+   */
+  boundary?(context: { idle: boolean }): Promise<BoundaryCommand[]>;
+  /** A steer was delivered or refused by its lane. */
+  steerSettled?(result: SteerResult): Promise<void>;
+  /** The view changed. */
+  viewChanged?(view: ViewSettings): Promise<void>;
+  /** The run ended. */
+  close?(status: RunStatus): Promise<void>;
+}

@@ -1,0 +1,209 @@
+/**
+ * The run lock: one live run per state root, with stale locks from dead
+ * processes taken over.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import { StateError } from "../shared/errors.ts";
+import { FILE_MODE, readTextIfExists, syncDir } from "../shared/files.ts";
+
+/** The content of `run.lock`. */
+export interface RunLockInfo {
+  /** The runner's process id. */
+  pid: number;
+  /** The process start time (from `/proc/<pid>/stat`), or `null` when unknown. */
+  pid_start: string | null;
+  /** The host the runner runs on. */
+  host: string;
+  /** The run holding the lock. */
+  run_id: string;
+  /** When the lock was taken (ISO 8601). */
+  started_at: string;
+}
+
+/** The lock file's name inside a state root. */
+export const LOCK_FILE = "run.lock";
+
+/**
+ * Reads a process's start time from `/proc`, which tells a live process from
+ * a new one that reused its pid.
+ */
+export async function processStartTime(pid: number): Promise<string | null> {
+  const stat = await readTextIfExists(`/proc/${pid}/stat`).catch(() => null);
+  if (stat === null) return null;
+  const fields = stat.slice(stat.lastIndexOf(") ") + 2).split(" ");
+  // Field 22 of the whole line is field 20 after "pid (comm) ".
+  return fields[19] ?? null;
+}
+
+async function processState(
+  pid: number,
+): Promise<"alive" | "dead" | "unknown"> {
+  let stat: string | null;
+  try {
+    stat = await readTextIfExists(`/proc/${pid}/stat`);
+  } catch {
+    return "unknown";
+  }
+  if (stat === null) {
+    try {
+      await Deno.stat("/proc/self/stat");
+      return "dead";
+    } catch {
+      return "unknown"; // No /proc on this system.
+    }
+  }
+  const state = stat.slice(stat.lastIndexOf(") ") + 2).split(" ")[0];
+  return state === "Z" || state === "X" || state === "x" ? "dead" : "alive";
+}
+
+function hostname(): string {
+  try {
+    return Deno.hostname();
+  } catch {
+    return "unknown";
+  }
+}
+
+/**
+ * Tells whether the process that wrote a lock is still running: same host,
+ * pid alive, and the same start time (so a reused pid does not count).
+ * A lock from another host is assumed live, since it cannot be checked.
+ */
+export async function isLockAlive(info: RunLockInfo): Promise<boolean> {
+  if (info.host !== hostname()) return true;
+  const state = await processState(info.pid);
+  if (state === "dead") return false;
+  if (state === "unknown") return true;
+  if (info.pid_start === null) return true;
+  return (await processStartTime(info.pid)) === info.pid_start;
+}
+
+function parseLock(text: string): RunLockInfo | null {
+  try {
+    const value = JSON.parse(text);
+    if (
+      typeof value === "object" && value !== null &&
+      Number.isInteger(value.pid) && typeof value.run_id === "string"
+    ) {
+      return {
+        pid: value.pid,
+        pid_start: typeof value.pid_start === "string" ? value.pid_start : null,
+        host: typeof value.host === "string" ? value.host : "unknown",
+        run_id: value.run_id,
+        started_at: typeof value.started_at === "string"
+          ? value.started_at
+          : "",
+      };
+    }
+  } catch {
+    // Torn or foreign content: treated as no owner.
+  }
+  return null;
+}
+
+/**
+ * Reads the lock of a state root and tells whether its holder is alive.
+ *
+ * @returns The lock and its liveness, or `null` when there is no lock.
+ */
+export async function readRunLock(
+  stateRoot: string,
+): Promise<{ info: RunLockInfo | null; alive: boolean } | null> {
+  const text = await readTextIfExists(join(stateRoot, LOCK_FILE));
+  if (text === null) return null;
+  const info = parseLock(text);
+  return { info, alive: info === null ? false : await isLockAlive(info) };
+}
+
+/** A held run lock. */
+export interface RunLock {
+  /** What the lock file says. */
+  readonly info: RunLockInfo;
+  /** Removes the lock file, if it is still ours. */
+  release(): Promise<void>;
+}
+
+async function tryCreate(path: string, text: string): Promise<boolean> {
+  let file: Deno.FsFile;
+  try {
+    file = await Deno.open(path, {
+      write: true,
+      createNew: true,
+      mode: FILE_MODE,
+    });
+  } catch (error) {
+    if (error instanceof Deno.errors.AlreadyExists) return false;
+    throw error;
+  }
+  try {
+    await file.write(new TextEncoder().encode(text));
+    await file.sync();
+  } finally {
+    file.close();
+  }
+  return true;
+}
+
+/**
+ * Takes the run lock of a state root. A lock whose holder is gone is taken
+ * over; a live one is refused.
+ *
+ * @param stateRoot The state root directory (it must exist).
+ * @param runId The run taking the lock.
+ * @returns The held lock.
+ * @throws {StateError} naming the holder when another live run holds it.
+ */
+export async function acquireRunLock(
+  stateRoot: string,
+  runId: string,
+): Promise<RunLock> {
+  const path = join(stateRoot, LOCK_FILE);
+  const info: RunLockInfo = {
+    pid: Deno.pid,
+    pid_start: await processStartTime(Deno.pid),
+    host: hostname(),
+    run_id: runId,
+    started_at: new Date().toISOString(),
+  };
+  const text = JSON.stringify(info) + "\n";
+  for (let tries = 0; tries < 5; tries++) {
+    if (await tryCreate(path, text)) {
+      await syncDir(stateRoot);
+      return {
+        info,
+        async release(): Promise<void> {
+          const current = await readTextIfExists(path).catch(() => null);
+          if (current === text) await Deno.remove(path).catch(() => {});
+        },
+      };
+    }
+    const existing = await readTextIfExists(path);
+    if (existing === null) continue;
+    let holder = parseLock(existing);
+    if (holder === null && existing.trim() === "") {
+      // A creator may be between create and write: look once more.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      holder = parseLock((await readTextIfExists(path)) ?? "");
+    }
+    if (holder !== null && await isLockAlive(holder)) {
+      throw new StateError(
+        `Cannot start a run: state root "${stateRoot}" is locked by run ${holder.run_id} (pid ${holder.pid} on ${holder.host}, started ${holder.started_at})`,
+        {
+          code: "RUN_LOCKED",
+          hint:
+            "Wait for that run to finish, or stop it; follow it with `prompt_runner control status`",
+        },
+      );
+    }
+    // The holder is gone: take the lock over, unless someone else just did.
+    const again = await readTextIfExists(path);
+    if (again === existing) await Deno.remove(path).catch(() => {});
+  }
+  throw new StateError(
+    `Cannot start a run: the lock of state root "${stateRoot}" keeps changing hands`,
+    { code: "RUN_LOCK_CONTENDED" },
+  );
+}

@@ -1,0 +1,1011 @@
+/**
+ * Running a packet: for each selected prompt, attempts with failure-resume,
+ * verification, and the recovery policy; state files, the run lock, events,
+ * and the hooks the control plane plugs into.
+ *
+ * @module
+ */
+
+import { join, relative } from "node:path";
+import type { Contract } from "../packet/contract.ts";
+import { loadPacket, type Packet } from "../packet/load_packet.ts";
+import { classifyFailure, type FailureEnvelope } from "../providers/failure.ts";
+import type {
+  AttemptMode,
+  Session,
+  SessionRequest,
+} from "../providers/provider.ts";
+import { createRenderer } from "../render/create_renderer.ts";
+import { stripAnsi } from "../render/ansi.ts";
+import type { Renderer } from "../render/renderer.ts";
+import type { RunEvent, RunStatus } from "../shared/events.ts";
+import { ensurePrivateDir, FILE_MODE } from "../shared/files.ts";
+import { newId } from "../shared/new_id.ts";
+import { sleep } from "../shared/sleep.ts";
+import { DEFAULT_VIEW, type ViewSettings } from "../shared/view.ts";
+import type { VerifyReport } from "../verify/report.ts";
+import { verifyContract } from "../verify/verify_contract.ts";
+import { type PlannedPrompt, planRun } from "./plan_run.ts";
+import { decideOutcome } from "./recovery_policy.ts";
+import { buildRepairPrompt } from "./repair_prompt.ts";
+import type { BoundaryCommand, RunHooks, SteerCommand } from "./run_hooks.ts";
+import { acquireRunLock, type RunLock } from "./run_lock.ts";
+import {
+  type AttemptRecord,
+  emptyState,
+  type PromptState,
+  readState,
+  type RunState,
+  writeState,
+} from "./state_file.ts";
+import { probesDiffer, probeWorkspace } from "./_workspace_probe.ts";
+
+/** Where a run writes what it renders. */
+export interface RunOutput {
+  /** Writes text; the caller decides where it goes (stdout, a buffer). */
+  write(text: string): Promise<void>;
+  /** Write NDJSON canonical events instead of rendered text. */
+  json?: boolean;
+  /** Keep ANSI styling (otherwise it is stripped). */
+  color?: boolean;
+}
+
+/** The enforced contract of a prompt, and what it was made from. */
+export interface EnforcedContract {
+  /** The contract the verifier enforces. */
+  contract: Contract;
+  /** The amendments folded in (empty when none). */
+  amendments: unknown[];
+  /** The amendments file, relative to the state root, when there is one. */
+  amendments_file: string | null;
+}
+
+/** Options for {@linkcode runPacket}. */
+export interface RunPacketOptions {
+  /** Prompt ids to run, in order; all prompts when absent or empty. */
+  ids?: string[];
+  /** A provider for every prompt, replacing the packet's. */
+  provider?: string;
+  /** A model for every prompt, replacing the packet's. */
+  model?: string;
+  /** View settings replacing the packet's defaults. */
+  view?: Partial<ViewSettings>;
+  /**
+   * The state root. Absent: the packet's `.prompt_runner/`. `null`: an
+   * in-memory run that writes nothing to disk.
+   */
+  stateRoot?: string | null;
+  /** The run id; a new time-sortable id when absent. */
+  runId?: string;
+  /** Aborting it ends the run as `interrupted`. */
+  signal?: AbortSignal;
+  /** Where rendered text (or NDJSON) goes; nowhere when absent. */
+  output?: RunOutput;
+  /** The control plane's hooks. */
+  hooks?: RunHooks;
+  /** Called for every event, after the hooks observed it. */
+  onEvent?: (event: RunEvent) => void | Promise<void>;
+  /**
+   * Supplies the contract to enforce at each verification (the packet's
+   * contract plus amendments). The packet's contract when absent.
+   */
+  contract?: (
+    prompt: string,
+    packetContract: Contract,
+  ) => Promise<EnforcedContract>;
+  /** A random source for retry jitter (tests pin it). */
+  random?: () => number;
+}
+
+/** One prompt's outcome in a run. */
+export interface PromptOutcome {
+  /** The prompt's final status in this run. */
+  status: PromptState["status"];
+  /** Why, when it did not simply complete. */
+  reason: string | null;
+  /** The modes of the attempts made in this run. */
+  attempts: AttemptMode[];
+}
+
+/** What {@linkcode runPacket} returns. */
+export interface RunResult {
+  /** The run's id. */
+  run_id: string;
+  /** How the run ended. */
+  status: RunStatus;
+  /** Why, when it did not complete. */
+  reason: string | null;
+  /** The state root, or `null` for an in-memory run. */
+  state_root: string | null;
+  /** Each attempted prompt's outcome, by id. */
+  prompts: Record<string, PromptOutcome>;
+}
+
+const STEER_SUFFIX =
+  "\n\n(This is a steer from the operator, not a new task. " +
+  "Take it into account and carry on with the work you were doing: the task " +
+  "is unchanged. Do not start over and do not stop to acknowledge this message.)";
+
+interface SessionOutcome {
+  failure: FailureEnvelope | null;
+  interrupted: boolean;
+  resumes: number;
+}
+
+class PacketRun {
+  readonly #packet: Packet;
+  readonly #plan: PlannedPrompt[];
+  readonly #options: RunPacketOptions;
+  readonly #hooks: RunHooks;
+  readonly #stateRoot: string | null;
+  readonly #runId: string;
+  readonly #abort = new AbortController();
+  #seq = 0;
+  #view: ViewSettings;
+  #renderer: Renderer;
+  #state: RunState = emptyState();
+  #transcript: Deno.FsFile | null = null;
+  #session: Session | null = null;
+  #current: { prompt: string; attempt: number } | null = null;
+  #steers: SteerCommand[] = [];
+  #delivering: SteerCommand | null = null;
+  #steered = new Map<string, number>();
+  #outcomes: Record<string, PromptOutcome> = {};
+
+  constructor(
+    packet: Packet,
+    plan: PlannedPrompt[],
+    options: RunPacketOptions,
+    stateRoot: string | null,
+  ) {
+    this.#packet = packet;
+    this.#plan = plan;
+    this.#options = options;
+    this.#hooks = options.hooks ?? {};
+    this.#stateRoot = stateRoot;
+    this.#runId = options.runId ?? newId();
+    this.#view = { ...DEFAULT_VIEW, ...packet.view, ...options.view };
+    this.#renderer = createRenderer(this.#view);
+    if (options.signal) {
+      const signal = options.signal;
+      if (signal.aborted) this.#abort.abort();
+      else {signal.addEventListener("abort", () => this.#abort.abort(), {
+          once: true,
+        });}
+    }
+  }
+
+  get #aborted(): boolean {
+    return this.#abort.signal.aborted;
+  }
+
+  async execute(): Promise<RunResult> {
+    let lock: RunLock | null = null;
+    if (this.#stateRoot !== null) {
+      await ensurePrivateDir(this.#stateRoot);
+      lock = await acquireRunLock(this.#stateRoot, this.#runId);
+      try {
+        this.#state = await readState(this.#stateRoot);
+      } catch (error) {
+        await lock.release();
+        throw error;
+      }
+    }
+    this.#state.run_id = this.#runId;
+    let status: RunStatus = "failed";
+    let reason: string | null = null;
+    let failure: unknown = null;
+    try {
+      const opened = await this.#hooks.open?.({
+        run_id: this.#runId,
+        packet: this.#packet.name,
+        packet_dir: this.#packet.dir,
+        state_root: this.#stateRoot,
+        view: { ...this.#view },
+        max_steers: this.#packet.recovery.max_steers,
+        prompt_ids: this.#plan.map((p) => p.prompt.id),
+      });
+      this.#seq = opened?.last_seq ?? 0;
+      await this.#saveState();
+      [status, reason] = await this.#runPrompts();
+    } catch (error) {
+      failure = error;
+      status = this.#aborted ? "interrupted" : "failed";
+      reason = `internal error: ${(error as Error)?.message ?? String(error)}`;
+    }
+    try {
+      await this.#emit(
+        "run_finished",
+        {
+          status,
+          reason,
+          prompts: Object.fromEntries(
+            Object.entries(this.#outcomes).map(([id, o]) => [id, o.status]),
+          ),
+        },
+        null,
+        null,
+      );
+      const footer = this.#renderer.finish();
+      if (footer) await this.#write(footer);
+    } catch (error) {
+      failure ??= error;
+    }
+    try {
+      await this.#hooks.close?.(status);
+      await this.#saveState();
+    } catch (error) {
+      failure ??= error;
+    } finally {
+      await lock?.release();
+    }
+    if (failure !== null && !this.#aborted) throw failure;
+    return {
+      run_id: this.#runId,
+      status,
+      reason,
+      state_root: this.#stateRoot,
+      prompts: this.#outcomes,
+    };
+  }
+
+  async #runPrompts(): Promise<[RunStatus, string | null]> {
+    const completed = new Set<string>();
+    for (const planned of this.#plan) {
+      const { prompt } = planned;
+      if (this.#aborted) {
+        return ["interrupted", "interrupted before prompt " + prompt.id];
+      }
+      const blockers = prompt.depends_on.filter((id) =>
+        !completed.has(id) && this.#state.prompts[id]?.status !== "completed"
+      );
+      if (blockers.length > 0) {
+        const reason = `waiting for ${
+          blockers.map((id) =>
+            `${id} (${this.#state.prompts[id]?.status ?? "not run"})`
+          )
+            .join(", ")
+        }`;
+        const entry = this.#promptState(prompt.id, prompt.name);
+        entry.status = "blocked";
+        entry.reason = reason;
+        entry.blocked_by = blockers;
+        this.#outcomes[prompt.id] = { status: "blocked", reason, attempts: [] };
+        await this.#saveState();
+        await this.#emit(
+          "prompt_failed",
+          {
+            prompt_id: prompt.id,
+            status: "blocked",
+            reason,
+            blocked_by: blockers,
+          },
+          prompt.id,
+          null,
+        );
+        return ["blocked", `prompt ${prompt.id} is blocked: ${reason}`];
+      }
+      const outcome = await this.#runPrompt(planned);
+      if (outcome.status === "completed") {
+        completed.add(prompt.id);
+        continue;
+      }
+      if (outcome.status === "interrupted") {
+        return ["interrupted", `interrupted during prompt ${prompt.id}`];
+      }
+      return [
+        "failed",
+        `prompt ${prompt.id} ${outcome.status}: ${outcome.reason}`,
+      ];
+    }
+    return ["completed", null];
+  }
+
+  #promptState(id: string, name: string): PromptState {
+    const existing = this.#state.prompts[id];
+    if (existing) {
+      existing.name = name;
+      existing.run_id = this.#runId;
+      existing.updated_at = new Date().toISOString();
+      return existing;
+    }
+    const created: PromptState = {
+      status: "running",
+      name,
+      run_id: this.#runId,
+      updated_at: new Date().toISOString(),
+      attempts: [],
+      last_verifier: null,
+      failure_class: null,
+      reason: null,
+    };
+    this.#state.prompts[id] = created;
+    return created;
+  }
+
+  async #runPrompt(planned: PlannedPrompt): Promise<PromptOutcome> {
+    const { prompt, provider, model } = planned;
+    const entry = this.#promptState(prompt.id, prompt.name);
+    delete entry.blocked_by;
+    const roots = [
+      prompt.cwd,
+      ...prompt.targets.map((name) =>
+        this.#packet.repos.find((repo) => repo.name === name)!.path
+      ),
+    ];
+    const ignore = this.#stateRoot === null ? [] : [this.#stateRoot];
+    const baseline = await probeWorkspace(roots, ignore);
+    const modes: AttemptMode[] = [];
+    let retries = 0;
+    let repairs = 0;
+    let mode: AttemptMode = "run";
+    let text = prompt.body;
+    let outcome: PromptOutcome;
+    for (let attempt = 1;; attempt++) {
+      modes.push(mode);
+      const record: AttemptRecord = {
+        run_id: this.#runId,
+        attempt,
+        mode,
+        status: "running",
+        started_at: new Date().toISOString(),
+        finished_at: null,
+        resumes: 0,
+        failure_class: null,
+        reason: null,
+        verifier: null,
+        transcript: null,
+      };
+      entry.attempts.push(record);
+      entry.status = "running";
+      entry.updated_at = record.started_at;
+      this.#current = { prompt: prompt.id, attempt };
+      await this.#openTranscript(prompt.id, attempt, record, text);
+      await this.#saveState();
+      await this.#hooks.promptStarted?.({
+        prompt_id: prompt.id,
+        name: prompt.name,
+        attempt,
+        mode,
+        provider: provider.name,
+        model,
+        max_steers: prompt.recovery.max_steers,
+      });
+      await this.#emit(
+        "prompt_started",
+        {
+          prompt_id: prompt.id,
+          name: prompt.name,
+          attempt,
+          mode,
+          provider: provider.name,
+          model,
+        },
+        prompt.id,
+        attempt,
+      );
+      const before = await probeWorkspace(roots, ignore);
+      const session = await this.#runSession(planned, attempt, mode, text);
+      record.resumes = session.resumes;
+      record.failure_class = session.failure?.failure_class ?? null;
+      if (session.interrupted) {
+        record.status = "interrupted";
+        record.finished_at = new Date().toISOString();
+        record.reason = "the run was interrupted";
+        outcome = await this.#finishPrompt(
+          planned,
+          entry,
+          "interrupted",
+          record.reason,
+          modes,
+        );
+        break;
+      }
+      const enforced = await this.#enforced(prompt.id, prompt.verify);
+      const report = await this.#whileIdle(
+        verifyContract(enforced.contract, {
+          cwd: prompt.cwd,
+          repos: Object.fromEntries(
+            this.#packet.repos.map((repo) => [repo.name, repo.path]),
+          ),
+          ignore,
+          baseline,
+        }),
+      );
+      this.#recordAmendments(entry, enforced);
+      await this.#emit(
+        "verification_finished",
+        {
+          prompt_id: prompt.id,
+          passed: report.passed,
+          failures: report.failures,
+          faults: report.faults,
+          items: report.items.map(({ clause, label, status, reason }) => ({
+            clause,
+            label,
+            status,
+            reason,
+          })),
+        },
+        prompt.id,
+        attempt,
+      );
+      const after = await probeWorkspace(roots, ignore);
+      const decision = decideOutcome({
+        failure: session.failure,
+        report,
+        retries,
+        repairs,
+        recovery: prompt.recovery,
+        workspace_changed: probesDiffer(before, after) ||
+          (Object.keys(after).length === 0 && evidenceOfWork(report)),
+        ...(this.#options.random ? { random: this.#options.random } : {}),
+      });
+      record.finished_at = new Date().toISOString();
+      record.verifier = report;
+      record.reason = decision.reason;
+      entry.last_verifier = report;
+      entry.failure_class = session.failure?.failure_class ?? null;
+      if (decision.kind === "complete") {
+        record.status = "completed";
+        outcome = await this.#finishPrompt(
+          planned,
+          entry,
+          "completed",
+          decision.reason,
+          modes,
+        );
+        break;
+      }
+      if (decision.kind === "retry") {
+        record.status = "failed";
+        entry.status = "retry_scheduled";
+        entry.reason = decision.reason;
+        await this.#saveState();
+        await this.#emit(
+          "retry_scheduled",
+          {
+            prompt_id: prompt.id,
+            failure_class: session.failure?.failure_class ?? "unknown",
+            delay_ms: decision.delay_ms,
+            reason: decision.reason,
+            next_attempt: attempt + 1,
+          },
+          prompt.id,
+          attempt,
+        );
+        await this.#whileIdle(sleep(decision.delay_ms, this.#abort.signal));
+        if (this.#aborted) {
+          outcome = await this.#finishPrompt(
+            planned,
+            entry,
+            "interrupted",
+            "the run was interrupted",
+            modes,
+          );
+          break;
+        }
+        retries++;
+        mode = "retry";
+        continue;
+      }
+      if (decision.kind === "repair") {
+        record.status = session.failure ? "failed" : "verification_failed";
+        entry.status = "repairing";
+        entry.reason = decision.reason;
+        await this.#saveState();
+        repairs++;
+        mode = "repair";
+        text = buildRepairPrompt(
+          prompt.body,
+          report,
+          session.failure
+            ? `${session.failure.failure_class}: ${session.failure.message}`
+            : null,
+        );
+        continue;
+      }
+      const final = decision.kind === "provider_failed"
+        ? "failed"
+        : decision.kind;
+      record.status = final === "failed" ? "failed" : final;
+      outcome = await this.#finishPrompt(
+        planned,
+        entry,
+        final,
+        decision.reason,
+        modes,
+      );
+      break;
+    }
+    return outcome;
+  }
+
+  async #finishPrompt(
+    planned: PlannedPrompt,
+    entry: PromptState,
+    status: PromptState["status"],
+    reason: string | null,
+    modes: AttemptMode[],
+  ): Promise<PromptOutcome> {
+    const { prompt } = planned;
+    entry.status = status;
+    entry.reason = reason;
+    entry.updated_at = new Date().toISOString();
+    const steers = this.#steered.get(prompt.id) ?? 0;
+    if (steers > 0) {
+      entry.steered = true;
+      entry.steer_count = steers;
+      if (this.#stateRoot !== null) {
+        entry.interventions_file = `interventions/${prompt.id}.jsonl`;
+      }
+    } else {
+      entry.steered = false;
+      delete entry.steer_count;
+      delete entry.interventions_file;
+    }
+    await this.#closeTranscript();
+    await this.#refuseWaitingSteers(
+      prompt.id,
+      `prompt ${prompt.id} finished (${status}) before the steer could be delivered`,
+    );
+    this.#current = null;
+    await this.#saveState();
+    const outcome = { status, reason, attempts: modes };
+    this.#outcomes[prompt.id] = outcome;
+    await this.#emit(
+      status === "completed" ? "prompt_completed" : "prompt_failed",
+      { prompt_id: prompt.id, status, reason, attempts: modes.length },
+      prompt.id,
+      modes.length,
+    );
+    return outcome;
+  }
+
+  async #enforced(
+    promptId: string,
+    contract: Contract,
+  ): Promise<EnforcedContract> {
+    if (this.#options.contract) {
+      return await this.#options.contract(promptId, contract);
+    }
+    return { contract, amendments: [], amendments_file: null };
+  }
+
+  #recordAmendments(entry: PromptState, enforced: EnforcedContract): void {
+    if (enforced.amendments.length > 0) {
+      entry.amended = true;
+      entry.amendments = enforced.amendments;
+      if (enforced.amendments_file) {
+        entry.amendments_file = enforced.amendments_file;
+      }
+    } else {
+      entry.amended = false;
+      delete entry.amendments;
+      delete entry.amendments_file;
+    }
+  }
+
+  async #runSession(
+    planned: PlannedPrompt,
+    attempt: number,
+    mode: AttemptMode,
+    text: string,
+  ): Promise<SessionOutcome> {
+    const { prompt, provider, model } = planned;
+    const request: SessionRequest = {
+      prompt_id: prompt.id,
+      attempt,
+      mode,
+      text,
+      cwd: prompt.cwd,
+      repos: Object.fromEntries(
+        this.#packet.repos.map((r) => [r.name, r.path]),
+      ),
+      model,
+      allowed_tools: prompt.allowed_tools,
+      permission_mode: prompt.permission_mode,
+      script: prompt.simulate,
+      signal: this.#abort.signal,
+    };
+    let session: Session;
+    try {
+      session = await provider.start(request);
+    } catch (error) {
+      const message = `cannot start ${provider.name} session: ${
+        (error as Error).message
+      }`;
+      await this.#emit(
+        "error_occurred",
+        {
+          error_code: "start_failed",
+          error_message: message,
+        },
+        prompt.id,
+        attempt,
+      );
+      return {
+        failure: {
+          ...classifyFailure({ message }),
+          failure_class: "start_failed",
+          retryable: false,
+          repairable: false,
+          resumeable: false,
+        },
+        interrupted: false,
+        resumes: 0,
+      };
+    }
+    let failure: FailureEnvelope | null = null;
+    let resumes = 0;
+    let timedOut = false;
+    const timer = prompt.timeout_ms === null ? undefined : setTimeout(() => {
+      timedOut = true;
+      this.#session?.interrupt();
+    }, prompt.timeout_ms);
+    try {
+      for (;;) {
+        this.#session = session;
+        try {
+          for await (const event of session.events) {
+            await this.#emit(event.type, event.data, prompt.id, attempt);
+            if (
+              failure === null &&
+              (event.type === "error_occurred" || event.type === "run_failed")
+            ) {
+              failure = classifyFailure(
+                event.data.provider_error ??
+                  { message: event.data.error_message },
+              );
+            }
+            await this.#boundary(false);
+            if (this.#aborted) break;
+          }
+        } catch (error) {
+          failure ??= classifyFailure({
+            message: `the ${provider.name} stream failed: ${
+              (error as Error).message
+            }`,
+          });
+        }
+        if (this.#aborted) {
+          session.interrupt();
+          return { failure, interrupted: true, resumes };
+        }
+        if (timedOut && failure === null) {
+          failure = classifyFailure({
+            kind: "transport_timeout",
+            message:
+              `the session ran longer than its timeout of ${prompt.timeout_ms} ms`,
+          });
+        }
+        const steer = this.#delivering;
+        if (steer !== null && !timedOut) {
+          this.#delivering = null;
+          await session.close();
+          try {
+            session = await provider.resume(session.meta, {
+              ...request,
+              text: steer.text + STEER_SUFFIX,
+              cause: "steer",
+            });
+          } catch (error) {
+            await this.#settleSteer(
+              steer,
+              false,
+              undefined,
+              `cannot resume the session: ${(error as Error).message}`,
+            );
+            break;
+          }
+          await this.#settleSteer(steer, true, "interrupt_and_resume");
+          continue;
+        }
+        if (
+          failure !== null && failure.resumeable &&
+          !failure.local_deterministic &&
+          resumes < prompt.recovery.resume_attempts && !timedOut
+        ) {
+          resumes++;
+          await this.#emit(
+            "session_resumed",
+            {
+              prompt_id: prompt.id,
+              cause: "failure",
+              failure_class: failure.failure_class,
+              resume: resumes,
+              limit: prompt.recovery.resume_attempts,
+            },
+            prompt.id,
+            attempt,
+          );
+          await session.close();
+          try {
+            session = await provider.resume(session.meta, {
+              ...request,
+              text: "Continue",
+              cause: "failure",
+            });
+          } catch (error) {
+            failure = {
+              ...failure,
+              message: `${failure.message}; resume failed: ${
+                (error as Error).message
+              }`,
+            };
+            break;
+          }
+          failure = null;
+          continue;
+        }
+        break;
+      }
+    } finally {
+      clearTimeout(timer);
+      this.#session = null;
+      await session.close();
+      if (this.#delivering !== null) {
+        const steer = this.#delivering;
+        this.#delivering = null;
+        this.#steers.unshift(steer);
+      }
+    }
+    return { failure, interrupted: false, resumes };
+  }
+
+  /** Runs `work` while consuming control requests at least once a second. */
+  async #whileIdle<T>(work: Promise<T>): Promise<T> {
+    let done = false;
+    const settled = work.finally(() => {
+      done = true;
+      wake.abort();
+    });
+    const wake = new AbortController();
+    while (!done) {
+      await sleep(500, wake.signal);
+      if (!done) await this.#boundary(true);
+    }
+    return await settled;
+  }
+
+  async #boundary(idle: boolean): Promise<void> {
+    const commands: BoundaryCommand[] = this.#hooks.boundary
+      ? await this.#hooks.boundary({ idle })
+      : [];
+    for (const command of commands) {
+      if (command.command === "set_view") await this.#applyView(command.view);
+      else this.#steers.push(command);
+    }
+    await this.#deliverSteer();
+  }
+
+  async #applyView(change: Partial<ViewSettings>): Promise<void> {
+    const next = { ...this.#view, ...change };
+    const replace = next.log_mode !== this.#view.log_mode;
+    this.#view = next;
+    // A new renderer starts from nothing: what the old one held is dropped.
+    if (replace) this.#renderer = createRenderer(next);
+    else this.#renderer.setView(next);
+    await this.#hooks.viewChanged?.({ ...next });
+  }
+
+  async #deliverSteer(): Promise<void> {
+    const session = this.#session;
+    if (session === null || this.#delivering !== null) return;
+    const steer = this.#steers[0];
+    if (steer === undefined) return;
+    this.#steers.shift();
+    if (session.acceptsInputAfterStart) {
+      try {
+        await session.send(steer.text);
+      } catch (error) {
+        await this.#settleSteer(
+          steer,
+          false,
+          undefined,
+          `the live session refused it: ${(error as Error).message}`,
+        );
+        return;
+      }
+      await this.#settleSteer(steer, true, "send_input");
+      return;
+    }
+    this.#delivering = steer;
+    session.interrupt();
+  }
+
+  async #settleSteer(
+    steer: SteerCommand,
+    delivered: boolean,
+    delivery?: "send_input" | "interrupt_and_resume",
+    reason?: string,
+  ): Promise<void> {
+    const attempt = this.#current?.prompt === steer.prompt_id
+      ? this.#current.attempt
+      : null;
+    if (delivered) {
+      this.#steered.set(
+        steer.prompt_id,
+        (this.#steered.get(steer.prompt_id) ?? 0) + 1,
+      );
+    }
+    await this.#hooks.steerSettled?.({
+      command: steer,
+      delivered,
+      ...(delivery ? { delivery } : {}),
+      ...(reason ? { reason } : {}),
+      attempt,
+    });
+    if (delivered) {
+      await this.#emit(
+        "prompt_steered",
+        {
+          prompt_id: steer.prompt_id,
+          text: steer.text,
+          author: steer.author,
+          delivery,
+          request_id: steer.request_id,
+        },
+        steer.prompt_id,
+        attempt,
+      );
+    }
+  }
+
+  async #refuseWaitingSteers(promptId: string, reason: string): Promise<void> {
+    const waiting = this.#steers.filter((steer) =>
+      steer.prompt_id === promptId
+    );
+    this.#steers = this.#steers.filter((steer) => steer.prompt_id !== promptId);
+    for (const steer of waiting) {
+      await this.#settleSteer(steer, false, undefined, reason);
+    }
+  }
+
+  async #emit(
+    type: RunEvent["type"],
+    data: Record<string, unknown>,
+    promptId: string | null,
+    attempt: number | null,
+  ): Promise<void> {
+    const event: RunEvent = {
+      v: 1,
+      seq: ++this.#seq,
+      at: new Date().toISOString(),
+      run_id: this.#runId,
+      prompt_id: promptId,
+      attempt,
+      type,
+      data,
+    };
+    await this.#hooks.observe?.(event);
+    await this.#options.onEvent?.(event);
+    const text = this.#renderer.render(event);
+    if (text && this.#transcript) {
+      await this.#transcript.write(new TextEncoder().encode(stripAnsi(text)));
+    }
+    const output = this.#options.output;
+    if (output?.json) await output.write(JSON.stringify(event) + "\n");
+    else if (text) await this.#write(text);
+  }
+
+  async #write(text: string): Promise<void> {
+    const output = this.#options.output;
+    if (!output || output.json) return;
+    await output.write(output.color ? text : stripAnsi(text));
+  }
+
+  async #openTranscript(
+    promptId: string,
+    attempt: number,
+    record: AttemptRecord,
+    text: string,
+  ): Promise<void> {
+    await this.#closeTranscript();
+    if (this.#stateRoot === null) return;
+    const dir = join(this.#stateRoot, "logs", this.#runId);
+    await ensurePrivateDir(dir);
+    const path = join(dir, `${promptId}-attempt-${attempt}.log`);
+    record.transcript = relative(this.#stateRoot, path);
+    this.#transcript = await Deno.open(path, {
+      write: true,
+      create: true,
+      truncate: true,
+      mode: FILE_MODE,
+    });
+    const header = [
+      `run ${this.#runId}  prompt ${promptId}  attempt ${attempt} (${record.mode})`,
+      `started ${record.started_at}`,
+      "--- prompt text ---",
+      text.trimEnd(),
+      "--- events ---",
+      "",
+    ].join("\n");
+    await this.#transcript.write(new TextEncoder().encode(header));
+  }
+
+  async #closeTranscript(): Promise<void> {
+    const file = this.#transcript;
+    this.#transcript = null;
+    if (file) {
+      await file.sync().catch(() => {});
+      file.close();
+    }
+  }
+
+  async #saveState(): Promise<void> {
+    if (this.#stateRoot !== null) {
+      await writeState(this.#stateRoot, this.#state);
+    }
+  }
+}
+
+function evidenceOfWork(report: VerifyReport): boolean {
+  return report.items.some((item) =>
+    item.status === "pass" &&
+    (item.clause === "files_exist" || item.clause === "contains" ||
+      item.clause === "matches")
+  );
+}
+
+/**
+ * Runs a packet: each selected prompt in dependency order, with attempts,
+ * failure-resume, verification and recovery (retry, repair), fail-fast.
+ * Events go to the hooks, `onEvent` and the output; state goes to the state
+ * root (`state.json`, `logs/`, `run.lock`) unless the run is in-memory.
+ *
+ * Requires `--allow-read`, `--allow-write` (the state root and the
+ * workspace), `--allow-run` (git and verify commands), `--allow-env` and
+ * `--allow-sys=hostname`.
+ *
+ * @param packet A packet directory, or a loaded packet.
+ * @param options Selection, provider, view, state root, output and hooks.
+ * @returns How the run ended and each prompt's outcome. A failed prompt is
+ * a result, not an exception.
+ * @throws {NotFoundError} for a missing packet, prompt id or repo.
+ * @throws {UsageError} for an invalid packet or an unavailable provider.
+ * @throws {StateError} when another live run holds the state root.
+ *
+ * @example Usage
+ * ```ts
+ * import { runPacket } from "@prompt-runner/prompt-runner";
+ * import assert from "node:assert/strict";
+ *
+ * const dir = await Deno.makeTempDir();
+ * await Deno.mkdir(`${dir}/prompts`);
+ * await Deno.writeTextFile(
+ *   `${dir}/prompt_runner_packet.md`,
+ *   "---\nname: hello\nprovider: simulated\n---\n",
+ * );
+ * await Deno.writeTextFile(
+ *   `${dir}/prompts/01_greet.prompt.md`,
+ *   [
+ *     "---",
+ *     "verify: {files_exist: [HELLO.md]}",
+ *     "simulate:",
+ *     "  attempts:",
+ *     "    - writes: [{path: HELLO.md, text: hi}]",
+ *     "---",
+ *     "Write HELLO.md.",
+ *   ].join("\n"),
+ * );
+ * const result = await runPacket(dir, { stateRoot: null });
+ * assert.equal(result.status, "completed");
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
+export async function runPacket(
+  packet: string | Packet,
+  options: RunPacketOptions = {},
+): Promise<RunResult> {
+  const loaded = typeof packet === "string" ? await loadPacket(packet) : packet;
+  const plan = await planRun(loaded, {
+    ...(options.ids ? { ids: options.ids } : {}),
+    ...(options.provider ? { provider: options.provider } : {}),
+    ...(options.model ? { model: options.model } : {}),
+  });
+  const stateRoot = options.stateRoot === undefined
+    ? join(loaded.dir, ".prompt_runner")
+    : options.stateRoot;
+  return await new PacketRun(loaded, plan, options, stateRoot).execute();
+}

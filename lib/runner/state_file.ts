@@ -1,0 +1,160 @@
+/**
+ * `state.json`: each prompt's status, attempt history and last result,
+ * replaced atomically after every change.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import type { AttemptMode } from "../providers/provider.ts";
+import { StateError } from "../shared/errors.ts";
+import { readTextIfExists, writeFileAtomic } from "../shared/files.ts";
+import type { VerifyReport } from "../verify/report.ts";
+
+/** The state file's name inside a state root. */
+export const STATE_FILE = "state.json";
+
+/** How one attempt ended (or `running` while it runs). */
+export type AttemptStatus =
+  | "running"
+  | "completed"
+  | "failed"
+  | "verification_failed"
+  | "verifier_fault"
+  | "interrupted";
+
+/** Where a prompt stands. */
+export type PromptStatus =
+  | "running"
+  | "completed"
+  | "failed"
+  | "verification_failed"
+  | "verifier_fault"
+  | "retry_scheduled"
+  | "repairing"
+  | "blocked"
+  | "interrupted";
+
+/** One attempt of a prompt. */
+export interface AttemptRecord {
+  /** The run that made the attempt. */
+  run_id: string;
+  /** The attempt number within that run. */
+  attempt: number;
+  /** How the attempt came about. */
+  mode: AttemptMode;
+  /** How it ended. */
+  status: AttemptStatus;
+  /** When it started (ISO 8601). */
+  started_at: string;
+  /** When it ended, or `null` while it runs. */
+  finished_at: string | null;
+  /** How many times the session was resumed after a failure. */
+  resumes: number;
+  /** The provider failure's class, when the provider failed. */
+  failure_class: string | null;
+  /** Why the attempt ended as it did. */
+  reason: string | null;
+  /** The verifier's report, when verification ran. */
+  verifier: VerifyReport | null;
+  /** The attempt's transcript, relative to the state root. */
+  transcript: string | null;
+}
+
+/** A prompt's state and result. */
+export interface PromptState {
+  /** Where the prompt stands. */
+  status: PromptStatus;
+  /** The prompt's name. */
+  name: string;
+  /** The run that last touched the prompt. */
+  run_id: string;
+  /** When the prompt's state last changed. */
+  updated_at: string;
+  /** Every attempt, across runs, oldest first. */
+  attempts: AttemptRecord[];
+  /** The latest verifier report. */
+  last_verifier: VerifyReport | null;
+  /** The latest provider failure's class. */
+  failure_class: string | null;
+  /** Why the prompt ended as it did. */
+  reason: string | null;
+  /** The prompts it waited for, when blocked. */
+  blocked_by?: string[];
+  /** Whether a steer was delivered while the prompt ran. */
+  steered?: boolean;
+  /** How many steers were delivered (only when steered). */
+  steer_count?: number;
+  /** The interventions file, relative to the state root (only when steered). */
+  interventions_file?: string;
+  /** Whether amendments were enforced. */
+  amended?: boolean;
+  /** The amendments enforced. */
+  amendments?: unknown[];
+  /** The amendments file, relative to the state root (only when amended). */
+  amendments_file?: string;
+}
+
+/** The content of `state.json`. */
+export interface RunState {
+  /** The schema version. */
+  v: 1;
+  /** The latest run that used this state root. */
+  run_id: string | null;
+  /** When the file last changed. */
+  updated_at: string | null;
+  /** Each prompt's state, by id. */
+  prompts: Record<string, PromptState>;
+}
+
+/** An empty state. */
+export function emptyState(): RunState {
+  return { v: 1, run_id: null, updated_at: null, prompts: {} };
+}
+
+/**
+ * Reads a state root's `state.json`.
+ *
+ * @returns The state; an empty one when the file does not exist.
+ * @throws {StateError} when the file is not valid JSON or not a state object.
+ */
+export async function readState(stateRoot: string): Promise<RunState> {
+  const path = join(stateRoot, STATE_FILE);
+  const text = await readTextIfExists(path);
+  if (text === null) return emptyState();
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new StateError(
+      `Cannot read state "${path}": ${(error as Error).message}`,
+      {
+        code: "STATE_CORRUPT",
+        hint: "Move the file aside to start the packet's history afresh",
+      },
+    );
+  }
+  if (
+    typeof value !== "object" || value === null ||
+    typeof (value as RunState).prompts !== "object" ||
+    (value as RunState).prompts === null
+  ) {
+    throw new StateError(
+      `Cannot read state "${path}": it is not a prompt_runner state object`,
+      { code: "STATE_CORRUPT" },
+    );
+  }
+  return value as RunState;
+}
+
+/** Writes a state root's `state.json` atomically. */
+export async function writeState(
+  stateRoot: string,
+  state: RunState,
+): Promise<void> {
+  state.updated_at = new Date().toISOString();
+  await writeFileAtomic(
+    join(stateRoot, STATE_FILE),
+    JSON.stringify(state, null, 2) + "\n",
+  );
+}

@@ -1,0 +1,37 @@
+/**
+ * Shared types and primitives: errors and exit codes, the canonical event
+ * model, view settings, and time-sortable ids.
+ *
+ * @module
+ */
+
+export {
+  type ErrorDetailOptions,
+  ExitCode,
+  NotFoundError,
+  PromptRunnerError,
+  type PromptRunnerErrorOptions,
+  RunLostError,
+  StateError,
+  UsageError,
+} from "./errors.ts";
+export {
+  type EventType,
+  PROVIDER_EVENT_TYPES,
+  type ProviderEvent,
+  type ProviderEventType,
+  RUN_STATUSES,
+  type RunEvent,
+  RUNNER_EVENT_TYPES,
+  type RunnerEventType,
+  type RunStatus,
+} from "./events.ts";
+export {
+  DEFAULT_VIEW,
+  parseViewSettings,
+  VIEW_KEYS,
+  VIEW_OPTIONS,
+  type ViewKey,
+  type ViewSettings,
+} from "./view.ts";
+export { ID_PATTERN, newId } from "./new_id.ts";

@@ -1,0 +1,41 @@
+/**
+ * Time-sortable identifiers for runs and requests.
+ *
+ * @module
+ */
+
+const ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz";
+let lastMillis = 0;
+
+function stamp(millis: number): string {
+  // 2026-11-30T02:52:00.123Z -> 20261130T025200123Z
+  return new Date(millis).toISOString().replace(/[-:.]/g, "");
+}
+
+/**
+ * Returns a new id such as `20261130T025200123Z-k3j9x0a1bq`: the UTC time to
+ * the millisecond, then 10 random base-36 characters. Ids made by one process
+ * sort in the order they were made, even within one millisecond.
+ *
+ * @example Usage
+ * ```ts
+ * import { newId } from "@prompt-runner/prompt-runner";
+ * import assert from "node:assert/strict";
+ *
+ * const first = newId();
+ * const second = newId();
+ * assert.match(first, /^\d{8}T\d{9}Z-[0-9a-z]{10}$/);
+ * assert.ok(first < second);
+ * ```
+ */
+export function newId(): string {
+  const now = Date.now();
+  lastMillis = now > lastMillis ? now : lastMillis + 1;
+  const random = crypto.getRandomValues(new Uint8Array(10));
+  let tail = "";
+  for (const byte of random) tail += ALPHABET[byte % ALPHABET.length];
+  return `${stamp(lastMillis)}-${tail}`;
+}
+
+/** The pattern every id made by {@linkcode newId} matches. */
+export const ID_PATTERN: RegExp = /^\d{8}T\d{9}Z-[0-9a-z]{10}$/;

@@ -1,0 +1,94 @@
+/**
+ * Running the CLI as a real process, the way users do.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+
+/** The repository root. */
+export const ROOT: string = join(import.meta.dirname!, "..", "..");
+/** The CLI entry point. */
+export const MAIN: string = join(ROOT, "main.ts");
+/** The permissions the CLI runs with (the same as the compiled binary). */
+export const CLI_PERMISSIONS: readonly string[] = [
+  "--allow-read",
+  "--allow-write",
+  "--allow-run",
+  "--allow-env",
+  "--allow-sys=hostname",
+];
+
+/** What a finished CLI process left. */
+export interface CliResult {
+  /** The exit code. */
+  code: number;
+  /** Standard output. */
+  stdout: string;
+  /** Standard error. */
+  stderr: string;
+}
+
+/** Options for {@linkcode runCli}. */
+export interface RunCliOptions {
+  /** Working directory. */
+  cwd?: string;
+  /** Extra environment variables (NO_COLOR=1 is always set). */
+  env?: Record<string, string>;
+}
+
+/** The argv that starts the CLI. */
+export function cliArgs(args: string[]): string[] {
+  return ["run", "--quiet", ...CLI_PERMISSIONS, MAIN, ...args];
+}
+
+/** Runs the CLI to completion with no stdin and returns its output. */
+export async function runCli(
+  args: string[],
+  options: RunCliOptions = {},
+): Promise<CliResult> {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: cliArgs(args),
+    cwd: options.cwd ?? ROOT,
+    env: { NO_COLOR: "1", ...options.env },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const decoder = new TextDecoder();
+  return {
+    code: output.code,
+    stdout: decoder.decode(output.stdout),
+    stderr: decoder.decode(output.stderr),
+  };
+}
+
+/** Starts the CLI in the background, with stdout and stderr piped. */
+export function spawnCli(
+  args: string[],
+  options: RunCliOptions = {},
+): Deno.ChildProcess {
+  return new Deno.Command(Deno.execPath(), {
+    args: cliArgs(args),
+    cwd: options.cwd ?? ROOT,
+    env: { NO_COLOR: "1", ...options.env },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+}
+
+/** Polls `check` until it returns a value, or fails after `timeoutMs`. */
+export async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | undefined | null | false>,
+  timeoutMs = 30_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const value = await check();
+    if (value !== undefined && value !== null && value !== false) return value;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`Timed out waiting for ${what}`);
+}

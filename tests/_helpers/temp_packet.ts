@@ -1,0 +1,128 @@
+/**
+ * Temporary packets for tests: a packet directory with a manifest, prompts,
+ * and (by default) a git work tree as its default repo.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+
+/** A packet made for a test; `await using` removes it. */
+export interface TempPacket extends AsyncDisposable {
+  /** The temporary directory holding everything. */
+  root: string;
+  /** The packet directory. */
+  dir: string;
+  /** The default repo (a git work tree), when one was made. */
+  workspace: string;
+  /** The packet's default state root. */
+  stateRoot: string;
+  /** Writes (or replaces) a prompt file. */
+  writePrompt(name: string, text: string): Promise<void>;
+}
+
+/** Options for {@linkcode makePacket}. */
+export interface MakePacketOptions {
+  /** Extra manifest front matter lines (YAML). */
+  manifest?: string;
+  /** Prompt files by name (`01_x.prompt.md`) with their full text. */
+  prompts?: Record<string, string>;
+  /** Make `workspace/` a git repo and the default repo (default true). */
+  git?: boolean;
+  /** Files to commit in the workspace before the run. */
+  files?: Record<string, string>;
+}
+
+const GIT_ENV = {
+  GIT_AUTHOR_NAME: "test",
+  GIT_AUTHOR_EMAIL: "test@example.invalid",
+  GIT_COMMITTER_NAME: "test",
+  GIT_COMMITTER_EMAIL: "test@example.invalid",
+};
+
+/** Runs git in a directory and fails loudly. */
+export async function git(cwd: string, args: string[]): Promise<string> {
+  const result = await new Deno.Command("git", {
+    args,
+    cwd,
+    env: GIT_ENV,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (!result.success) {
+    throw new Error(
+      `git ${args.join(" ")}: ${new TextDecoder().decode(result.stderr)}`,
+    );
+  }
+  return new TextDecoder().decode(result.stdout);
+}
+
+/** Makes a git work tree with an initial commit of `files`. */
+export async function makeRepo(
+  dir: string,
+  files: Record<string, string> = { "README.md": "seed\n" },
+): Promise<void> {
+  await Deno.mkdir(dir, { recursive: true });
+  for (const [path, text] of Object.entries(files)) {
+    const full = join(dir, path);
+    await Deno.mkdir(join(full, ".."), { recursive: true });
+    await Deno.writeTextFile(full, text);
+  }
+  await git(dir, ["init", "--quiet", "--initial-branch=main"]);
+  await git(dir, ["add", "--all"]);
+  await git(dir, ["commit", "--quiet", "--allow-empty", "-m", "seed"]);
+}
+
+/**
+ * Makes a packet in a temporary directory. The manifest uses the simulated
+ * provider with retry delays of zero; `options.manifest` adds lines.
+ */
+export async function makePacket(
+  options: MakePacketOptions = {},
+): Promise<TempPacket> {
+  const root = await Deno.makeTempDir({ prefix: "prompt_runner_test_" });
+  const dir = join(root, "packet");
+  const workspace = join(dir, "workspace");
+  await Deno.mkdir(join(dir, "prompts"), { recursive: true });
+  const useGit = options.git ?? true;
+  if (useGit) await makeRepo(workspace, options.files);
+  else await Deno.mkdir(workspace, { recursive: true });
+  const manifest = [
+    "---",
+    "name: test-packet",
+    "provider: simulated",
+    "repos:",
+    "  app: {path: workspace, default: true}",
+    "recovery:",
+    "  retry: {base_delay_ms: 0, max_delay_ms: 0}",
+    ...(options.manifest ? [options.manifest] : []),
+    "---",
+    "A packet made by a test.",
+    "",
+  ].join("\n");
+  await Deno.writeTextFile(join(dir, "prompt_runner_packet.md"), manifest);
+  const writePrompt = async (name: string, text: string): Promise<void> => {
+    await Deno.writeTextFile(join(dir, "prompts", name), text);
+  };
+  for (const [name, text] of Object.entries(options.prompts ?? {})) {
+    await writePrompt(name, text);
+  }
+  return {
+    root,
+    dir,
+    workspace,
+    stateRoot: join(dir, ".prompt_runner"),
+    writePrompt,
+    async [Symbol.asyncDispose](): Promise<void> {
+      await Deno.remove(root, { recursive: true }).catch(() => {});
+    },
+  };
+}
+
+/** Builds a prompt file from front matter lines and a body. */
+export function promptFile(
+  frontMatter: string,
+  body = "Do the task.\n",
+): string {
+  return `---\n${frontMatter.trim()}\n---\n${body}`;
+}
