@@ -21,14 +21,12 @@ export interface FrontMatter {
 const OPEN = /^---[ \t]*\r?\n/;
 const CLOSE = /^---[ \t]*(?:\r?\n|$)/m;
 
-function yamlProblem(error: unknown): string {
-  if (error instanceof YAML.YAMLError) {
-    const where = error.linePos?.[0];
-    const first = error.message.split("\n")[0] ?? error.message;
-    const text = first.replace(/ at line \d+, column \d+:?$/, "");
-    return where ? `line ${where.line + 1}: ${text}` : text;
-  }
-  return error instanceof Error ? error.message : String(error);
+/** Describes a YAML error at its line in the file (the block starts on line 2). */
+function yamlProblem(error: InstanceType<typeof YAML.YAMLError>): string {
+  const where = error.linePos?.[0];
+  const first = error.message.split("\n")[0] ?? error.message;
+  const text = first.replace(/ at line \d+, column \d+:?$/, "");
+  return where ? `line ${where.line + 1}: ${text}` : text;
 }
 
 /**
@@ -60,14 +58,10 @@ export function parseFrontMatter(text: string, file: string): FrontMatter {
   try {
     value = YAML.parse(yaml, { prettyErrors: true, uniqueKeys: true });
   } catch (error) {
-    const problem = yamlProblem(error);
-    // Report the line in the file, not in the YAML block.
-    const adjusted = problem.replace(
-      /^line (\d+)/,
-      (_, n) => `line ${Number(n) + 1}`,
-    );
+    // Anything but a YAML error (a missing permission) is not the file's fault.
+    if (!(error instanceof YAML.YAMLError)) throw error;
     throw new UsageError(
-      `Invalid YAML front matter in "${file}": ${adjusted}`,
+      `Invalid YAML front matter in "${file}": ${yamlProblem(error)}`,
       { code: "INVALID_PACKET" },
     );
   }
@@ -85,8 +79,9 @@ export function parseFrontMatter(text: string, file: string): FrontMatter {
 }
 
 /**
- * Replaces one top-level key of a file's front matter, keeping every other
- * byte of the file as it was. The file must have front matter.
+ * Sets or removes one top-level key of a file's front matter. Only that key's
+ * lines change: every other byte of the file (other keys, comments, the body,
+ * line endings) stays as it was.
  *
  * @param text The file's content.
  * @param key The top-level key to set.
@@ -101,8 +96,8 @@ export function setFrontMatterKey(
   value: unknown,
   file: string,
 ): string {
-  const source = text.startsWith("\uFEFF") ? text.slice(1) : text;
-  const bom = text.length - source.length;
+  const bom = text.startsWith("\uFEFF") ? 1 : 0;
+  const source = text.slice(bom);
   const open = OPEN.exec(source);
   const close = open ? CLOSE.exec(source.slice(open[0].length)) : null;
   if (!open || !close) {
@@ -112,10 +107,40 @@ export function setFrontMatterKey(
   }
   const start = bom + open[0].length;
   const end = start + close.index;
-  const document = YAML.parseDocument(text.slice(start, end));
-  if (value === undefined) document.delete(key);
-  else document.set(key, document.createNode(value));
-  let yaml = document.toString({ lineWidth: 0 });
-  if (yaml === "{}\n") yaml = "";
-  return text.slice(0, start) + yaml + text.slice(end);
+  const block = text.slice(start, end);
+  const newline = open[0].endsWith("\r\n") ? "\r\n" : "\n";
+  const lines = block.split(/(?<=\n)/);
+  const keyLine = new RegExp(
+    `^(?:${key.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}|"${key}"|'${key}')\\s*:`,
+  );
+  let first = lines.findIndex((line) => keyLine.test(line));
+  let last = first;
+  if (first >= 0) {
+    // The key's value runs on while lines are indented, blank or comments.
+    while (
+      last + 1 < lines.length && /^(?:[ \t]|\r?\n|$)/.test(lines[last + 1]!)
+    ) {
+      last++;
+    }
+    // Trailing blank lines belong to the gap before the next key.
+    while (last > first && /^\s*$/.test(lines[last]!)) last--;
+  } else {
+    first = last = lines.length;
+  }
+  let replacement = "";
+  if (value !== undefined) {
+    replacement = YAML.stringify({ [key]: value }, {
+      lineWidth: 0,
+      flowCollectionPadding: false,
+    }).replace(/\n/g, newline);
+  }
+  if (first === lines.length && block !== "" && !block.endsWith("\n")) {
+    replacement = newline + replacement;
+  }
+  const next = [
+    ...lines.slice(0, first),
+    replacement,
+    ...lines.slice(last + 1),
+  ].join("");
+  return text.slice(0, start) + next + text.slice(end);
 }

@@ -438,7 +438,8 @@ function compareIds(a: string, b: string): number {
  * prompts (`prompts/NN_slug.prompt.md`), with front matter checked, ids
  * normalised, contracts parsed and recovery settings merged.
  *
- * Requires `--allow-read` permission.
+ * Requires `--allow-read` permission, and `--allow-env=LOG_TOKENS,LOG_STREAM`
+ * (two debug switches the YAML parser reads).
  *
  * @param dir The packet directory.
  * @returns The packet, prompts in id order.

@@ -5,7 +5,18 @@
  * @module
  */
 
-const CODES = {
+/** A style a renderer can apply. */
+export type Style =
+  | "bold"
+  | "dim"
+  | "red"
+  | "green"
+  | "yellow"
+  | "blue"
+  | "magenta"
+  | "cyan";
+
+const STYLE_CODES: Record<Style, number> = {
   bold: 1,
   dim: 2,
   red: 31,
@@ -14,14 +25,11 @@ const CODES = {
   blue: 34,
   magenta: 35,
   cyan: 36,
-} as const;
-
-/** A style a renderer can apply. */
-export type Style = keyof typeof CODES;
+};
 
 /** Wraps text in an ANSI style. Sinks strip it when colour is off. */
 export function paint(text: string, style: Style): string {
-  return text === "" ? text : `\x1b[${CODES[style]}m${text}\x1b[0m`;
+  return text === "" ? text : `\x1b[${STYLE_CODES[style]}m${text}\x1b[0m`;
 }
 
 // deno-lint-ignore no-control-regex

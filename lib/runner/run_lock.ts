@@ -8,6 +8,7 @@
 import { join } from "node:path";
 import { StateError } from "../shared/errors.ts";
 import { FILE_MODE, readTextIfExists, syncDir } from "../shared/files.ts";
+import { runProcess } from "../shared/run_process.ts";
 
 /** The content of `run.lock`. */
 export interface RunLockInfo {
@@ -27,12 +28,30 @@ export interface RunLockInfo {
 export const LOCK_FILE = "run.lock";
 
 /**
+ * Reads `/proc/<pid>/stat`. Deno refuses `/proc` to anything short of
+ * `--allow-all`, so the file is read by `cat` (`--allow-run`).
+ *
+ * @returns The line; `null` when the process does not exist; `undefined`
+ * when this system cannot tell (no `/proc`, no `cat`).
+ */
+async function readProcStat(pid: number): Promise<string | null | undefined> {
+  if (Deno.build.os !== "linux") return undefined;
+  const result = await runProcess("cat", {
+    args: [`/proc/${pid}/stat`],
+    timeoutMs: 5000,
+  });
+  if (result.state !== "exited") return undefined;
+  if (result.code === 0) return result.stdout;
+  return /No such file/i.test(result.stderr) ? null : undefined;
+}
+
+/**
  * Reads a process's start time from `/proc`, which tells a live process from
  * a new one that reused its pid.
  */
 export async function processStartTime(pid: number): Promise<string | null> {
-  const stat = await readTextIfExists(`/proc/${pid}/stat`).catch(() => null);
-  if (stat === null) return null;
+  const stat = await readProcStat(pid);
+  if (!stat) return null;
   const fields = stat.slice(stat.lastIndexOf(") ") + 2).split(" ");
   // Field 22 of the whole line is field 20 after "pid (comm) ".
   return fields[19] ?? null;
@@ -41,20 +60,17 @@ export async function processStartTime(pid: number): Promise<string | null> {
 async function processState(
   pid: number,
 ): Promise<"alive" | "dead" | "unknown"> {
-  let stat: string | null;
-  try {
-    stat = await readTextIfExists(`/proc/${pid}/stat`);
-  } catch {
-    return "unknown";
+  const stat = await readProcStat(pid);
+  if (stat === undefined) {
+    if (Deno.build.os === "linux") return "unknown";
+    const probe = await runProcess("kill", {
+      args: ["-0", String(pid)],
+      timeoutMs: 5000,
+    });
+    if (probe.state !== "exited") return "unknown";
+    return probe.code === 0 ? "alive" : "dead";
   }
-  if (stat === null) {
-    try {
-      await Deno.stat("/proc/self/stat");
-      return "dead";
-    } catch {
-      return "unknown"; // No /proc on this system.
-    }
-  }
+  if (stat === null) return "dead";
   const state = stat.slice(stat.lastIndexOf(") ") + 2).split(" ")[0];
   return state === "Z" || state === "X" || state === "x" ? "dead" : "alive";
 }

@@ -9,7 +9,7 @@ import { join, relative } from "node:path";
 import type { PathEntry } from "../packet/contract.ts";
 import type { VerifyItem } from "./report.ts";
 import { isIgnored, repoOf, resolveEntry, type VerifyScope } from "./scope.ts";
-import { runProcess } from "./run_process.ts";
+import { runProcess } from "../shared/run_process.ts";
 
 /** The changed paths of a git work tree, each with a fingerprint. */
 export type GitChanges =
@@ -75,9 +75,17 @@ export async function readGitChanges(dir: string): Promise<GitChanges> {
   return { ok: true, top: root, changes };
 }
 
+async function realPath(path: string): Promise<string> {
+  try {
+    return await Deno.realPath(path);
+  } catch {
+    return path;
+  }
+}
+
 function allowedBy(path: string, allowed: string[]): boolean {
   return allowed.some((entry) =>
-    entry === path ||
+    entry === "" || entry === "/" || entry === path ||
     (entry.endsWith("/")
       ? path.startsWith(entry)
       : path.startsWith(`${entry}/`))
@@ -122,13 +130,18 @@ export async function checkChangedPaths(
       items.push({ ...base, status: "fault", reason: git.error });
       continue;
     }
+    // git names the real work tree: resolve symlinks on our side too.
+    const realRoot = await realPath(root);
     const allowed = group.allowed.map((path) =>
-      relative(git.top, path) + (path.endsWith("/") ? "/" : "")
-    );
+      join(relative(git.top, realRoot), relative(root, path)) +
+      (path.endsWith("/") ? "/" : "")
+    ).map((path) => path === "." ? "" : path);
+    const ignore = await Promise.all((scope.ignore ?? []).map(realPath));
     const baseline = scope.baseline?.[git.top] ?? {};
     const changed = Object.entries(git.changes)
       .filter(([path, print]) =>
-        !isIgnored(join(git.top, path), scope) && baseline[path] !== print
+        !isIgnored(join(git.top, path), { ...scope, ignore }) &&
+        baseline[path] !== print
       )
       .map(([path]) => path)
       .sort();

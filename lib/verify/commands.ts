@@ -12,7 +12,7 @@ import {
 } from "../packet/contract.ts";
 import type { VerifyItem } from "./report.ts";
 import { repoOf, type VerifyScope } from "./scope.ts";
-import { runProcess } from "./run_process.ts";
+import { runProcess } from "../shared/run_process.ts";
 
 const OUTPUT_LIMIT = 8 * 1024;
 
@@ -70,8 +70,15 @@ async function checkCommand(
     };
   }
   let exec = entry.exec;
+  if (isAbsolute(exec) && !(await exists(exec))) {
+    return {
+      ...base,
+      status: "fault",
+      reason: `cannot run: program ${exec} does not exist`,
+    };
+  }
   if (exec.includes("/")) {
-    exec = isAbsolute(exec) ? exec : resolve(cwd, exec);
+    exec = resolve(cwd, exec);
     // A missing relative program may be the artifact the prompt should build.
     if (!(await exists(exec))) {
       return {
@@ -88,7 +95,9 @@ async function checkCommand(
     timeoutMs,
   });
   const output = tail(
-    [result.stdout, result.stderr].filter((s) => s.trim()).join("\n"),
+    [result.stdout, result.stderr].map((s) => s.trim()).filter(Boolean).join(
+      "\n",
+    ),
   );
   if (result.state === "not_found") {
     return {

@@ -14,7 +14,10 @@ async function read(path: string): Promise<Read> {
   try {
     return { text: await Deno.readTextFile(path) };
   } catch (error) {
-    if (error instanceof Deno.errors.NotFound) {
+    if (
+      error instanceof Deno.errors.NotFound ||
+      error instanceof Deno.errors.NotADirectory
+    ) {
       return { missing: `missing file: ${path}` };
     }
     if (error instanceof Deno.errors.IsADirectory) {

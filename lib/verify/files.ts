@@ -13,7 +13,13 @@ async function exists(path: string): Promise<boolean | Error> {
     await Deno.lstat(path);
     return true;
   } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return false;
+    // A path under a regular file cannot exist either.
+    if (
+      error instanceof Deno.errors.NotFound ||
+      error instanceof Deno.errors.NotADirectory
+    ) {
+      return false;
+    }
     return error as Error;
   }
 }

@@ -1,0 +1,59 @@
+#!/usr/bin/env -S deno run --allow-read --allow-write=dist --allow-run --allow-env
+/**
+ * `deno task compile`: builds `dist/prompt_runner`, a single binary with the
+ * CLI's permissions baked in. `deno compile` downloads a Deno runtime
+ * (`denort`) for the target; where that download is impossible this script
+ * says so plainly instead of leaving a Rust backtrace.
+ *
+ * @module
+ */
+
+// deno-lint-ignore-file no-console
+
+import { join } from "node:path";
+
+const ROOT = join(import.meta.dirname!, "..");
+/** The permissions the binary runs with: the same as `deno task prompt_runner`. */
+const PERMISSIONS = [
+  "--allow-read",
+  "--allow-write",
+  "--allow-run",
+  "--allow-env",
+  "--allow-sys=hostname",
+];
+
+async function compile(): Promise<number> {
+  const output = join(ROOT, "dist", "prompt_runner");
+  const child = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "compile",
+      ...PERMISSIONS,
+      "--output",
+      output,
+      ...Deno.args,
+      join(ROOT, "main.ts"),
+    ],
+    stdout: "inherit",
+    stderr: "piped",
+  }).output();
+  const stderr = new TextDecoder().decode(child.stderr);
+  if (child.success) {
+    console.error(`Built ${output}`);
+    return 0;
+  }
+  if (/denort|dl\.deno\.land|error sending request/i.test(stderr)) {
+    console.error(
+      "error: deno compile could not download the Deno runtime (denort) it embeds in the binary",
+    );
+    console.error(
+      "hint: run this where https://dl.deno.land is reachable, or set DENORT_BIN to a denort binary of the same Deno version",
+    );
+    return 1;
+  }
+  console.error(stderr.trimEnd());
+  return child.code || 1;
+}
+
+if (import.meta.main) {
+  Deno.exitCode = await compile();
+}

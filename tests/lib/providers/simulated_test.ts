@@ -1,0 +1,289 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import {
+  createSimulatedProvider,
+  parseSimulatedScript,
+} from "../../../lib/providers/simulated.ts";
+import type {
+  Session,
+  SessionRequest,
+} from "../../../lib/providers/provider.ts";
+import type { ProviderEvent } from "../../../lib/shared/mod.ts";
+
+async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await Deno.makeTempDir();
+  try {
+    await fn(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+function request(
+  dir: string,
+  script: unknown,
+  overrides: Partial<SessionRequest> = {},
+): SessionRequest {
+  return {
+    prompt_id: "01",
+    attempt: 1,
+    mode: "run",
+    text: "Do it.",
+    cwd: dir,
+    repos: { app: dir },
+    model: null,
+    allowed_tools: null,
+    permission_mode: null,
+    script,
+    signal: new AbortController().signal,
+    ...overrides,
+  };
+}
+
+async function drain(session: Session): Promise<ProviderEvent[]> {
+  const events: ProviderEvent[] = [];
+  for await (const event of session.events) events.push(event);
+  return events;
+}
+
+Deno.test("simulated start() plays thinking, messages, tools, usage and run_completed in order", async () => {
+  await withDir(async (dir) => {
+    const provider = createSimulatedProvider();
+    const session = await provider.start(request(dir, {
+      attempts: [{
+        thinking: ["think first"],
+        messages: ["one two three four five"],
+        tools: [
+          { name: "Edit", input: { file_path: "a.md" }, output: "ok" },
+          {
+            name: "Bash",
+            input: { command: "false" },
+            output: "boom",
+            error: true,
+          },
+        ],
+        usage: { input_tokens: 12, output_tokens: 3 },
+      }],
+    }));
+    const events = await drain(session);
+    assert.deepEqual(events.map((e) => e.type), [
+      "run_started",
+      "message_streamed",
+      "message_streamed",
+      "message_streamed",
+      "message_received",
+      "tool_call_started",
+      "tool_call_completed",
+      "tool_call_started",
+      "tool_call_failed",
+      "token_usage_updated",
+      "run_completed",
+    ]);
+    assert.equal(events[1]?.data.kind, "thinking");
+    assert.equal(events[2]?.data.kind, "text");
+    assert.equal(
+      `${events[2]?.data.delta}${events[3]?.data.delta}`,
+      "one two three four five",
+    );
+    assert.equal(events[4]?.data.content, "one two three four five");
+    assert.equal(events[6]?.data.tool_call_id, events[5]?.data.tool_call_id);
+    assert.equal(events[6]?.data.tool_name, "Edit");
+    assert.equal(events[8]?.data.is_error, true);
+    assert.deepEqual(events[9]?.data, {
+      input_tokens: 12,
+      output_tokens: 3,
+      total_tokens: 15,
+    });
+    await session.close();
+  });
+});
+
+Deno.test("simulated start() applies writes before the first event", async () => {
+  await withDir(async (dir) => {
+    await Deno.mkdir(join(dir, "other"));
+    const provider = createSimulatedProvider();
+    const session = await provider.start(request(dir, {
+      attempts: [{
+        writes: [
+          { path: "deep/a.md", text: "hello" },
+          { path: "deep/a.md", text: " again", append: true },
+          { path: "b.md", text: "other repo", repo: "other" },
+        ],
+      }],
+    }, { repos: { app: dir, other: join(dir, "other") } }));
+    assert.equal(
+      await Deno.readTextFile(join(dir, "deep/a.md")),
+      "hello again",
+    );
+    assert.equal(
+      await Deno.readTextFile(join(dir, "other/b.md")),
+      "other repo",
+    );
+    await drain(session);
+  });
+});
+
+Deno.test("simulated start() uses the step of its attempt and an empty success past the script", async () => {
+  await withDir(async (dir) => {
+    const provider = createSimulatedProvider();
+    const script = {
+      attempts: [{ messages: ["first"] }, { messages: ["second"] }],
+    };
+    const second = await drain(
+      await provider.start(request(dir, script, { attempt: 2 })),
+    );
+    assert.equal(
+      second.find((e) => e.type === "message_received")?.data.content,
+      "second",
+    );
+    const third = await drain(
+      await provider.start(request(dir, script, { attempt: 3 })),
+    );
+    assert.deepEqual(third.map((e) => e.type), [
+      "run_started",
+      "run_completed",
+    ]);
+  });
+});
+
+Deno.test("simulated start() ends a failing step with error_occurred and run_failed", async () => {
+  await withDir(async (dir) => {
+    const provider = createSimulatedProvider();
+    const events = await drain(
+      await provider.start(request(dir, {
+        attempts: [{ error: { kind: "rate_limit", message: "slow down" } }],
+      })),
+    );
+    assert.deepEqual(events.map((e) => e.type), [
+      "run_started",
+      "error_occurred",
+      "run_failed",
+    ]);
+    const providerError = events[1]?.data.provider_error as Record<
+      string,
+      unknown
+    >;
+    assert.equal(providerError.kind, "rate_limit");
+    assert.equal(events[1]?.data.error_message, "slow down");
+  });
+});
+
+Deno.test("simulated resume() after a failure plays the script's resume step", async () => {
+  await withDir(async (dir) => {
+    const provider = createSimulatedProvider();
+    const script = {
+      attempts: [{ error: { kind: "transport_timeout" } }],
+      resume: { messages: ["back"], writes: [{ path: "r.md", text: "r" }] },
+    };
+    const first = await provider.start(request(dir, script));
+    await drain(first);
+    const resumed = await provider.resume(first.meta, {
+      ...request(dir, script),
+      cause: "failure",
+      text: "Continue",
+    });
+    assert.equal(resumed.meta.session_id, first.meta.session_id);
+    const events = await drain(resumed);
+    assert.equal(await Deno.readTextFile(join(dir, "r.md")), "r");
+    assert.deepEqual(events.map((e) => e.type).slice(-2), [
+      "message_received",
+      "run_completed",
+    ]);
+  });
+});
+
+Deno.test("simulated interrupt() stops the stream and a steer resume quotes the steer, then carries on", async () => {
+  await withDir(async (dir) => {
+    const provider = createSimulatedProvider();
+    const script = {
+      attempts: [{ messages: ["a", "b", "c"] }],
+    };
+    const session = await provider.start(request(dir, script));
+    assert.equal(session.acceptsInputAfterStart, false);
+    const seen: ProviderEvent[] = [];
+    for await (const event of session.events) {
+      seen.push(event);
+      if (event.type === "message_received" && event.data.content === "a") {
+        session.interrupt();
+      }
+    }
+    assert.equal(seen.at(-1)?.data.content, "a");
+    const resumed = await provider.resume(session.meta, {
+      ...request(dir, script),
+      cause: "steer",
+      text: "use British spelling",
+    });
+    const rest = await drain(resumed);
+    assert.equal(rest[0]?.type, "run_started");
+    assert.equal(rest[1]?.type, "message_received");
+    assert.match(String(rest[1]?.data.content), /"use British spelling"/);
+    const contents = rest.filter((e) => e.type === "message_received").map((
+      e,
+    ) => e.data.content);
+    assert.deepEqual(contents.slice(1), ["b", "c"]);
+    assert.equal(rest.at(-1)?.type, "run_completed");
+  });
+});
+
+Deno.test("simulated send() on the stdin lane quotes the steer without interrupting", async () => {
+  await withDir(async (dir) => {
+    const provider = createSimulatedProvider();
+    const session = await provider.start(request(dir, {
+      lane: "stdin",
+      attempts: [{ messages: ["a", "b"] }],
+    }));
+    assert.equal(session.acceptsInputAfterStart, true);
+    const seen: ProviderEvent[] = [];
+    for await (const event of session.events) {
+      seen.push(event);
+      if (event.type === "message_received" && event.data.content === "a") {
+        await session.send("mind the tests");
+      }
+    }
+    const contents = seen.filter((e) => e.type === "message_received").map((
+      e,
+    ) => String(e.data.content));
+    assert.equal(contents[0], "a");
+    assert.match(contents[1]!, /"mind the tests"/);
+    assert.equal(contents[2], "b");
+    assert.equal(seen.at(-1)?.type, "run_completed");
+  });
+});
+
+Deno.test("simulated session ends promptly when its signal aborts mid-delay", async () => {
+  await withDir(async (dir) => {
+    const abort = new AbortController();
+    const provider = createSimulatedProvider();
+    const session = await provider.start(request(dir, {
+      attempts: [{ delay_ms: 60_000, messages: ["never"] }],
+    }, { signal: abort.signal }));
+    const done = drain(session);
+    abort.abort();
+    const events = await done;
+    assert.deepEqual(events, []);
+  });
+});
+
+Deno.test("parseSimulatedScript() refuses unknown keys and unknown error kinds, naming them", () => {
+  assert.throws(
+    () => parseSimulatedScript({ attempts: [{ mesages: ["x"] }] }),
+    /simulate\.attempts\[0\] has unknown key "mesages"/,
+  );
+  assert.throws(
+    () => parseSimulatedScript({ attempts: [{ error: { kind: "meteor" } }] }),
+    /error\.kind "meteor" is unknown/,
+  );
+  assert.throws(
+    () => parseSimulatedScript({ lane: "pigeon" }),
+    /lane must be resume or stdin/,
+  );
+  assert.throws(
+    () => parseSimulatedScript("play"),
+    /simulate must be a mapping/,
+  );
+  assert.deepEqual(parseSimulatedScript(null), {
+    lane: "resume",
+    attempts: [],
+    resume: null,
+  });
+});

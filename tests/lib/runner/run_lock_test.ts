@@ -1,0 +1,107 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import {
+  acquireRunLock,
+  processStartTime,
+  readRunLock,
+} from "../../../lib/runner/run_lock.ts";
+import { StateError } from "../../../lib/shared/mod.ts";
+
+async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await Deno.makeTempDir();
+  try {
+    await fn(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+async function deadPid(): Promise<number> {
+  const child = new Deno.Command("true").spawn();
+  await child.status;
+  return child.pid;
+}
+
+Deno.test("acquireRunLock() refuses a second run while the first holds the lock, naming it", async () => {
+  await withDir(async (dir) => {
+    const lock = await acquireRunLock(dir, "run-a");
+    try {
+      await assert.rejects(
+        acquireRunLock(dir, "run-b"),
+        (error: unknown) =>
+          error instanceof StateError && error.exitCode === 4 &&
+          error.message.includes("run-a") &&
+          error.message.includes(`pid ${Deno.pid}`),
+      );
+    } finally {
+      await lock.release();
+    }
+    await assert.rejects(
+      Deno.stat(join(dir, "run.lock")),
+      Deno.errors.NotFound,
+    );
+  });
+});
+
+Deno.test("acquireRunLock() takes over a lock left by a dead process", async () => {
+  await withDir(async (dir) => {
+    const pid = await deadPid();
+    await Deno.writeTextFile(
+      join(dir, "run.lock"),
+      JSON.stringify({
+        pid,
+        pid_start: "1",
+        host: Deno.hostname(),
+        run_id: "old",
+        started_at: "x",
+      }),
+    );
+    assert.equal((await readRunLock(dir))?.alive, false);
+    const lock = await acquireRunLock(dir, "new");
+    assert.equal(lock.info.run_id, "new");
+    assert.equal((await readRunLock(dir))?.alive, true);
+    await lock.release();
+  });
+});
+
+Deno.test("acquireRunLock() treats a live pid with another start time as a reused pid", async () => {
+  await withDir(async (dir) => {
+    await Deno.writeTextFile(
+      join(dir, "run.lock"),
+      JSON.stringify({
+        pid: Deno.pid,
+        pid_start: "0",
+        host: Deno.hostname(),
+        run_id: "old",
+        started_at: "x",
+      }),
+    );
+    const lock = await acquireRunLock(dir, "new");
+    assert.equal(lock.info.pid_start, await processStartTime(Deno.pid));
+    await lock.release();
+  });
+});
+
+Deno.test("acquireRunLock() takes over a lock file holding garbage", async () => {
+  await withDir(async (dir) => {
+    await Deno.writeTextFile(join(dir, "run.lock"), "not json at all");
+    const lock = await acquireRunLock(dir, "new");
+    await lock.release();
+  });
+});
+
+Deno.test("RunLock.release() leaves a successor's lock alone", async () => {
+  await withDir(async (dir) => {
+    const lock = await acquireRunLock(dir, "mine");
+    const successor = JSON.stringify({
+      pid: 1,
+      pid_start: null,
+      host: "other",
+      run_id: "theirs",
+      started_at: "x",
+    });
+    await Deno.writeTextFile(join(dir, "run.lock"), successor);
+    await lock.release();
+    assert.equal(await Deno.readTextFile(join(dir, "run.lock")), successor);
+  });
+});
