@@ -11,16 +11,9 @@
 // deno-lint-ignore-file no-console
 
 import { join } from "node:path";
+import { CLI_PERMISSIONS as PERMISSIONS } from "./permissions.ts";
 
 const ROOT = join(import.meta.dirname!, "..");
-/** The permissions the binary runs with: the same as `deno task prompt_runner`. */
-const PERMISSIONS = [
-  "--allow-read",
-  "--allow-write",
-  "--allow-run",
-  "--allow-env",
-  "--allow-sys=hostname",
-];
 
 async function compile(): Promise<number> {
   const output = join(ROOT, "dist", "prompt_runner");

@@ -9,18 +9,12 @@
 // deno-lint-ignore-file no-console
 
 import { join, relative } from "node:path";
+import { CLI_PERMISSIONS as PERMISSIONS } from "./permissions.ts";
 
 const ROOT = join(import.meta.dirname!, "..");
 const PACKET = join(ROOT, "examples", "demo");
 const SEED = join(PACKET, "seed");
 const WORKSPACE = join(PACKET, "workspace");
-const PERMISSIONS = [
-  "--allow-read",
-  "--allow-write",
-  "--allow-run",
-  "--allow-env",
-  "--allow-sys=hostname",
-];
 
 async function copyTree(from: string, to: string): Promise<void> {
   await Deno.mkdir(to, { recursive: true });

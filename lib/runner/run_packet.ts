@@ -362,28 +362,19 @@ class PacketRun {
       this.#current = { prompt: prompt.id, attempt };
       await this.#openTranscript(prompt.id, attempt, record, text);
       await this.#saveState();
-      await this.#hooks.promptStarted?.({
+      const started = {
         prompt_id: prompt.id,
         name: prompt.name,
         attempt,
         mode,
         provider: provider.name,
         model,
+      };
+      await this.#hooks.promptStarted?.({
+        ...started,
         max_steers: prompt.recovery.max_steers,
       });
-      await this.#emit(
-        "prompt_started",
-        {
-          prompt_id: prompt.id,
-          name: prompt.name,
-          attempt,
-          mode,
-          provider: provider.name,
-          model,
-        },
-        prompt.id,
-        attempt,
-      );
+      await this.#emit("prompt_started", started, prompt.id, attempt);
       const before = await probeWorkspace(roots, ignore);
       const session = await this.#runSession(planned, attempt, mode, text);
       record.resumes = session.resumes;

@@ -24,52 +24,57 @@ async function exists(path: string): Promise<boolean | Error> {
   }
 }
 
-/** Checks that each path exists (a file, a directory or a link). */
-export async function checkFilesExist(
+async function checkPresence(
+  clause: "files_exist" | "files_absent",
   entries: (string | PathEntry)[],
   scope: VerifyScope,
 ): Promise<VerifyItem[]> {
+  const wanted = clause === "files_exist";
   const items: VerifyItem[] = [];
   for (const entry of entries) {
     const target = resolveEntry(entry, scope);
     const found = await exists(target.absolute);
-    items.push({
-      clause: "files_exist",
+    const base = {
+      clause,
       label: target.label,
       ...(target.repo === undefined ? {} : { repo: target.repo }),
       resolved_path: target.absolute,
-      status: found === true ? "pass" : found === false ? "fail" : "fault",
-      reason: found === true
-        ? "exists"
-        : found === false
-        ? `missing: ${target.absolute}`
-        : `cannot check ${target.absolute}: ${found.message}`,
-    });
+    };
+    if (found instanceof Error) {
+      items.push({
+        ...base,
+        status: "fault",
+        reason: `cannot check ${target.absolute}: ${found.message}`,
+      });
+    } else if (found === wanted) {
+      items.push({
+        ...base,
+        status: "pass",
+        reason: wanted ? "exists" : "absent",
+      });
+    } else {
+      items.push({
+        ...base,
+        status: "fail",
+        reason: `${wanted ? "missing" : "present"}: ${target.absolute}`,
+      });
+    }
   }
   return items;
 }
 
-/** Checks that no path exists. */
-export async function checkFilesAbsent(
+/** Checks that each path exists (a file, a directory or a link). */
+export function checkFilesExist(
   entries: (string | PathEntry)[],
   scope: VerifyScope,
 ): Promise<VerifyItem[]> {
-  const items: VerifyItem[] = [];
-  for (const entry of entries) {
-    const target = resolveEntry(entry, scope);
-    const found = await exists(target.absolute);
-    items.push({
-      clause: "files_absent",
-      label: target.label,
-      ...(target.repo === undefined ? {} : { repo: target.repo }),
-      resolved_path: target.absolute,
-      status: found === false ? "pass" : found === true ? "fail" : "fault",
-      reason: found === false
-        ? "absent"
-        : found === true
-        ? `present: ${target.absolute}`
-        : `cannot check ${target.absolute}: ${found.message}`,
-    });
-  }
-  return items;
+  return checkPresence("files_exist", entries, scope);
+}
+
+/** Checks that no path exists. */
+export function checkFilesAbsent(
+  entries: (string | PathEntry)[],
+  scope: VerifyScope,
+): Promise<VerifyItem[]> {
+  return checkPresence("files_absent", entries, scope);
 }

@@ -5,19 +5,13 @@
  */
 
 import { join } from "node:path";
+import { CLI_PERMISSIONS } from "../../scripts/permissions.ts";
 
 /** The repository root. */
 export const ROOT: string = join(import.meta.dirname!, "..", "..");
 /** The CLI entry point. */
 export const MAIN: string = join(ROOT, "main.ts");
-/** The permissions the CLI runs with (the same as the compiled binary). */
-export const CLI_PERMISSIONS: readonly string[] = [
-  "--allow-read",
-  "--allow-write",
-  "--allow-run",
-  "--allow-env",
-  "--allow-sys=hostname",
-];
+export { CLI_PERMISSIONS };
 
 /** What a finished CLI process left. */
 export interface CliResult {
@@ -47,14 +41,7 @@ export async function runCli(
   args: string[],
   options: RunCliOptions = {},
 ): Promise<CliResult> {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: cliArgs(args),
-    cwd: options.cwd ?? ROOT,
-    env: { NO_COLOR: "1", ...options.env },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
+  const output = await spawnCli(args, options).output();
   const decoder = new TextDecoder();
   return {
     code: output.code,

@@ -9,15 +9,7 @@ import type {
   SessionRequest,
 } from "../../../lib/providers/provider.ts";
 import type { ProviderEvent } from "../../../lib/shared/mod.ts";
-
-async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await Deno.makeTempDir();
-  try {
-    await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
+import { withTempDir } from "../../_helpers/temp_dir.ts";
 
 function request(
   dir: string,
@@ -47,7 +39,7 @@ async function drain(session: Session): Promise<ProviderEvent[]> {
 }
 
 Deno.test("simulated start() plays thinking, messages, tools, usage and run_completed in order", async () => {
-  await withDir(async (dir) => {
+  await withTempDir(async (dir) => {
     const provider = createSimulatedProvider();
     const session = await provider.start(request(dir, {
       attempts: [{
@@ -99,7 +91,7 @@ Deno.test("simulated start() plays thinking, messages, tools, usage and run_comp
 });
 
 Deno.test("simulated start() applies writes before the first event", async () => {
-  await withDir(async (dir) => {
+  await withTempDir(async (dir) => {
     await Deno.mkdir(join(dir, "other"));
     const provider = createSimulatedProvider();
     const session = await provider.start(request(dir, {
@@ -124,7 +116,7 @@ Deno.test("simulated start() applies writes before the first event", async () =>
 });
 
 Deno.test("simulated start() uses the step of its attempt and an empty success past the script", async () => {
-  await withDir(async (dir) => {
+  await withTempDir(async (dir) => {
     const provider = createSimulatedProvider();
     const script = {
       attempts: [{ messages: ["first"] }, { messages: ["second"] }],
@@ -147,7 +139,7 @@ Deno.test("simulated start() uses the step of its attempt and an empty success p
 });
 
 Deno.test("simulated start() ends a failing step with error_occurred and run_failed", async () => {
-  await withDir(async (dir) => {
+  await withTempDir(async (dir) => {
     const provider = createSimulatedProvider();
     const events = await drain(
       await provider.start(request(dir, {
@@ -169,7 +161,7 @@ Deno.test("simulated start() ends a failing step with error_occurred and run_fai
 });
 
 Deno.test("simulated resume() after a failure plays the script's resume step", async () => {
-  await withDir(async (dir) => {
+  await withTempDir(async (dir) => {
     const provider = createSimulatedProvider();
     const script = {
       attempts: [{ error: { kind: "transport_timeout" } }],
@@ -193,7 +185,7 @@ Deno.test("simulated resume() after a failure plays the script's resume step", a
 });
 
 Deno.test("simulated interrupt() stops the stream and a steer resume quotes the steer, then carries on", async () => {
-  await withDir(async (dir) => {
+  await withTempDir(async (dir) => {
     const provider = createSimulatedProvider();
     const script = {
       attempts: [{ messages: ["a", "b", "c"] }],
@@ -226,7 +218,7 @@ Deno.test("simulated interrupt() stops the stream and a steer resume quotes the 
 });
 
 Deno.test("simulated send() on the stdin lane quotes the steer without interrupting", async () => {
-  await withDir(async (dir) => {
+  await withTempDir(async (dir) => {
     const provider = createSimulatedProvider();
     const session = await provider.start(request(dir, {
       lane: "stdin",
@@ -251,7 +243,7 @@ Deno.test("simulated send() on the stdin lane quotes the steer without interrupt
 });
 
 Deno.test("simulated session ends promptly when its signal aborts mid-delay", async () => {
-  await withDir(async (dir) => {
+  await withTempDir(async (dir) => {
     const abort = new AbortController();
     const provider = createSimulatedProvider();
     const session = await provider.start(request(dir, {

@@ -6,15 +6,7 @@ import {
   readRunLock,
 } from "../../../lib/runner/run_lock.ts";
 import { StateError } from "../../../lib/shared/mod.ts";
-
-async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await Deno.makeTempDir();
-  try {
-    await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
+import { withTempDir } from "../../_helpers/temp_dir.ts";
 
 async function deadPid(): Promise<number> {
   const child = new Deno.Command("true").spawn();
@@ -23,7 +15,7 @@ async function deadPid(): Promise<number> {
 }
 
 Deno.test("acquireRunLock() refuses a second run while the first holds the lock, naming it", async () => {
-  await withDir(async (dir) => {
+  await withTempDir(async (dir) => {
     const lock = await acquireRunLock(dir, "run-a");
     try {
       await assert.rejects(
@@ -44,7 +36,7 @@ Deno.test("acquireRunLock() refuses a second run while the first holds the lock,
 });
 
 Deno.test("acquireRunLock() takes over a lock left by a dead process", async () => {
-  await withDir(async (dir) => {
+  await withTempDir(async (dir) => {
     const pid = await deadPid();
     await Deno.writeTextFile(
       join(dir, "run.lock"),
@@ -65,7 +57,7 @@ Deno.test("acquireRunLock() takes over a lock left by a dead process", async () 
 });
 
 Deno.test("acquireRunLock() treats a live pid with another start time as a reused pid", async () => {
-  await withDir(async (dir) => {
+  await withTempDir(async (dir) => {
     await Deno.writeTextFile(
       join(dir, "run.lock"),
       JSON.stringify({
@@ -83,7 +75,7 @@ Deno.test("acquireRunLock() treats a live pid with another start time as a reuse
 });
 
 Deno.test("acquireRunLock() takes over a lock file holding garbage", async () => {
-  await withDir(async (dir) => {
+  await withTempDir(async (dir) => {
     await Deno.writeTextFile(join(dir, "run.lock"), "not json at all");
     const lock = await acquireRunLock(dir, "new");
     await lock.release();
@@ -91,7 +83,7 @@ Deno.test("acquireRunLock() takes over a lock file holding garbage", async () =>
 });
 
 Deno.test("RunLock.release() leaves a successor's lock alone", async () => {
-  await withDir(async (dir) => {
+  await withTempDir(async (dir) => {
     const lock = await acquireRunLock(dir, "mine");
     const successor = JSON.stringify({
       pid: 1,
