@@ -9,11 +9,10 @@ import { loadPacket } from "../lib/packet/mod.ts";
 import {
   type AttemptRecord,
   type PromptState,
-  readRunLock,
   readState,
 } from "../lib/runner/mod.ts";
 import { paint, stripAnsi } from "../lib/render/mod.ts";
-import { UsageError } from "../lib/shared/mod.ts";
+import { readRunLock, UsageError } from "../lib/shared/mod.ts";
 import { parseCommandArgs, stringFlag } from "./_args.ts";
 import type { Command, CommandContext } from "./_context.ts";
 import { resolveTarget } from "./_target.ts";

@@ -6,7 +6,6 @@
  */
 
 export type {
-  AttemptMode,
   Provider,
   ResumeCause,
   ResumeRequest,

@@ -4,10 +4,9 @@
  * @module
  */
 
-import type { ProviderEvent } from "../shared/events.ts";
+import type { AttemptMode, ProviderEvent } from "../shared/events.ts";
 
-/** How an attempt came about. */
-export type AttemptMode = "run" | "retry" | "repair";
+export type { AttemptMode };
 
 /** What a provider needs to start a session. */
 export interface SessionRequest {

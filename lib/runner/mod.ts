@@ -13,16 +13,6 @@ export {
   type RunPacketOptions,
   type RunResult,
 } from "./run_packet.ts";
-export type {
-  BoundaryCommand,
-  PromptStartInfo,
-  RunHooks,
-  RunOpened,
-  RunOpenInfo,
-  SetViewCommand,
-  SteerCommand,
-  SteerResult,
-} from "./run_hooks.ts";
 export {
   type AttemptRecord,
   type AttemptStatus,
@@ -31,4 +21,3 @@ export {
   readState,
   type RunState,
 } from "./state_file.ts";
-export { readRunLock, type RunLockInfo } from "./run_lock.ts";

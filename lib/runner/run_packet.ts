@@ -28,8 +28,8 @@ import { verifyContract } from "../verify/verify_contract.ts";
 import { type PlannedPrompt, planRun } from "./plan_run.ts";
 import { decideOutcome } from "./recovery_policy.ts";
 import { buildRepairPrompt } from "./repair_prompt.ts";
-import type { BoundaryCommand, RunHooks, SteerCommand } from "./run_hooks.ts";
-import { acquireRunLock, type RunLock } from "./run_lock.ts";
+import type { BoundaryCommand, RunHooks, SteerCommand } from "../shared/run_hooks.ts";
+import { acquireRunLock, type RunLock } from "../shared/run_lock.ts";
 import {
   type AttemptRecord,
   emptyState,

@@ -68,6 +68,9 @@ export interface RunEvent {
   data: Record<string, unknown>;
 }
 
+/** How an attempt came about: the first `run`, a `retry`, or a `repair`. */
+export type AttemptMode = "run" | "retry" | "repair";
+
 /** How a run ended, as recorded by `run_finished`. */
 export type RunStatus = "completed" | "failed" | "blocked" | "interrupted";
 

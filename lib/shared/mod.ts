@@ -16,6 +16,7 @@ export {
   UsageError,
 } from "./errors.ts";
 export {
+  type AttemptMode,
   type EventType,
   PROVIDER_EVENT_TYPES,
   type ProviderEvent,
@@ -35,3 +36,14 @@ export {
   type ViewSettings,
 } from "./view.ts";
 export { ID_PATTERN, newId } from "./new_id.ts";
+export type {
+  BoundaryCommand,
+  PromptStartInfo,
+  RunHooks,
+  RunOpened,
+  RunOpenInfo,
+  SetViewCommand,
+  SteerCommand,
+  SteerResult,
+} from "./run_hooks.ts";
+export { readRunLock, type RunLockInfo } from "./run_lock.ts";

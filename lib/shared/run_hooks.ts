@@ -6,9 +6,9 @@
  * @module
  */
 
-import type { AttemptMode } from "../providers/provider.ts";
-import type { RunEvent, RunStatus } from "../shared/events.ts";
-import type { ViewSettings } from "../shared/view.ts";
+import type { AttemptMode } from "./events.ts";
+import type { RunEvent, RunStatus } from "./events.ts";
+import type { ViewSettings } from "./view.ts";
 
 /** What the runner tells its hooks when a run opens. */
 export interface RunOpenInfo {

@@ -4,7 +4,7 @@ import {
   acquireRunLock,
   processStartTime,
   readRunLock,
-} from "../../../lib/runner/run_lock.ts";
+} from "../../../lib/shared/run_lock.ts";
 import { StateError } from "../../../lib/shared/mod.ts";
 import { withTempDir } from "../../_helpers/temp_dir.ts";
 

@@ -6,9 +6,9 @@
  */
 
 import { join } from "node:path";
-import { StateError } from "../shared/errors.ts";
-import { FILE_MODE, readTextIfExists, syncDir } from "../shared/files.ts";
-import { runProcess } from "../shared/run_process.ts";
+import { StateError } from "./errors.ts";
+import { FILE_MODE, readTextIfExists, syncDir } from "./files.ts";
+import { runProcess } from "./run_process.ts";
 
 /** The content of `run.lock`. */
 export interface RunLockInfo {
