@@ -31,3 +31,4 @@ export * from "./lib/verify/mod.ts";
 export * from "./lib/providers/mod.ts";
 export * from "./lib/runner/mod.ts";
 export * from "./lib/render/mod.ts";
+export * from "./lib/control/mod.ts";

@@ -4,11 +4,13 @@
  * @module
  */
 
-import { relative } from "node:path";
+import { join, relative, resolve } from "node:path";
+import { currentRun, snapshot } from "../lib/control/mod.ts";
 import { loadPacket } from "../lib/packet/mod.ts";
 import { runPacket } from "../lib/runner/mod.ts";
 import {
   parseViewSettings,
+  StateError,
   UsageError,
   type ViewSettings,
 } from "../lib/shared/mod.ts";
@@ -31,6 +33,10 @@ Options:
   --thinking M        show | hide
   --diff M            none | stat | full
   --state-root DIR    Keep run state in DIR (default: PACKET/.prompt_runner)
+  --resume            Continue the state root's last run under the same run
+                      id when its runner died before finishing it
+  --run-id ID         Use this run id (a resumed run keeps its events,
+                      budgets and audit trail)
   --json              Print canonical events as NDJSON instead of text
   -h, --help          Show this help
 
@@ -53,6 +59,8 @@ const FLAGS = {
   thinking: { type: "string" },
   diff: { type: "string" },
   "state-root": { type: "string" },
+  resume: { type: "boolean" },
+  "run-id": { type: "string" },
   json: { type: "boolean" },
 } as const;
 
@@ -72,6 +80,37 @@ export function viewFlags(
     if (values[flag] !== undefined) raw[key] = values[flag];
   }
   return parseViewSettings(raw, { allowEmpty: true });
+}
+
+/** Picks the run id: `--run-id`, the unfinished run for `--resume`, or a new one. */
+async function chooseRunId(
+  resume: boolean,
+  runId: string | undefined,
+  stateRoot: string,
+): Promise<string | undefined> {
+  if (runId !== undefined) {
+    if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(runId)) {
+      throw new UsageError(
+        `Invalid --run-id ${
+          JSON.stringify(runId)
+        }: use letters, digits, '.', '_' and '-'`,
+      );
+    }
+    if (resume) {
+      throw new UsageError("Give --resume or --run-id, not both");
+    }
+    return runId;
+  }
+  if (!resume) return undefined;
+  const ref = await currentRun(stateRoot);
+  const last = await snapshot(ref);
+  if (last.status !== "running") {
+    throw new StateError(
+      `Cannot resume run ${ref.run_id}: it finished (${last.status})`,
+      { hint: "Start a new run without --resume" },
+    );
+  }
+  return ref.run_id;
 }
 
 async function run(context: CommandContext, argv: string[]): Promise<number> {
@@ -110,7 +149,18 @@ async function run(context: CommandContext, argv: string[]): Promise<number> {
   }
   try {
     const stateRoot = stringFlag(args, "state-root");
+    const runId = await chooseRunId(
+      args.values.resume === true,
+      stringFlag(args, "run-id"),
+      stateRoot === undefined
+        ? join(packet.dir, ".prompt_runner")
+        : resolve(context.cwd, stateRoot),
+    );
     const result = await runPacket(packet, {
+      ...(runId === undefined ? {} : { runId }),
+      async warn(message: string): Promise<void> {
+        await context.stderr.line(`warning: ${message}`).catch(() => {});
+      },
       ids,
       ...(stringFlag(args, "provider")
         ? { provider: stringFlag(args, "provider")! }

@@ -41,6 +41,8 @@ export type ResumeCause = "steer" | "failure";
 export interface ResumeRequest extends SessionRequest {
   /** A steer, or a failure-resume after a resumeable error. */
   cause: ResumeCause;
+  /** For a steer, the operator's words alone (`text` adds the carry-on instruction). */
+  steer?: string;
 }
 
 /** The handles a provider needs to resume a session. */

@@ -311,15 +311,19 @@ function stepEvents(step: SimulatedStep, sessionId: string): ProviderEvent[] {
         },
       });
     }
-  }
-  if (step.usage) {
-    events.push({
-      type: "token_usage_updated",
-      data: {
-        ...step.usage,
-        total_tokens: step.usage.input_tokens + step.usage.output_tokens,
-      },
-    });
+    if (step.usage) {
+      // Running totals, as agents report them: each round adds the step's usage.
+      const input = step.usage.input_tokens * (round + 1);
+      const output = step.usage.output_tokens * (round + 1);
+      events.push({
+        type: "token_usage_updated",
+        data: {
+          input_tokens: input,
+          output_tokens: output,
+          total_tokens: input + output,
+        },
+      });
+    }
   }
   if (step.error) {
     const providerError = {
@@ -492,7 +496,7 @@ export function createSimulatedProvider(): Provider {
         const remaining = (meta.remaining as ProviderEvent[] | undefined) ?? [];
         queue = [
           startedEvent(next),
-          quoteSteer(request.text),
+          quoteSteer(request.steer ?? request.text),
           ...(remaining.length ? remaining : [
             {
               type: "run_completed",

@@ -18,7 +18,7 @@ import type {
 import { createRenderer } from "../render/create_renderer.ts";
 import { stripAnsi } from "../render/ansi.ts";
 import type { Renderer } from "../render/renderer.ts";
-import type { RunEvent, RunStatus } from "../shared/events.ts";
+import type { ProviderEvent, RunEvent, RunStatus } from "../shared/events.ts";
 import { ensurePrivateDir, FILE_MODE } from "../shared/files.ts";
 import { newId } from "../shared/new_id.ts";
 import { sleep } from "../shared/sleep.ts";
@@ -28,7 +28,13 @@ import { verifyContract } from "../verify/verify_contract.ts";
 import { type PlannedPrompt, planRun } from "./plan_run.ts";
 import { decideOutcome } from "./recovery_policy.ts";
 import { buildRepairPrompt } from "./repair_prompt.ts";
-import type { BoundaryCommand, RunHooks, SteerCommand } from "../shared/run_hooks.ts";
+import type {
+  BoundaryCommand,
+  RunHooks,
+  RunOpened,
+  SteerCommand,
+} from "../shared/run_hooks.ts";
+import { openPlane } from "../control/plane.ts";
 import { acquireRunLock, type RunLock } from "../shared/run_lock.ts";
 import {
   type AttemptRecord,
@@ -83,6 +89,8 @@ export interface RunPacketOptions {
   output?: RunOutput;
   /** The control plane's hooks. */
   hooks?: RunHooks;
+  /** Where warnings go (a control directory that cannot be written). */
+  warn?: (message: string) => void | Promise<void>;
   /** Called for every event, after the hooks observed it. */
   onEvent?: (event: RunEvent) => void | Promise<void>;
   /**
@@ -121,6 +129,25 @@ export interface RunResult {
   prompts: Record<string, PromptOutcome>;
 }
 
+/** The longest a runner goes without consuming control requests. */
+const IDLE_TICK_MS = 1000;
+
+/** Resolves with the promise's value, or `null` when `ms` pass first. */
+async function settleWithin<T>(
+  promise: Promise<T>,
+  ms: number,
+): Promise<T | null> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 const STEER_SUFFIX =
   "\n\n(This is a steer from the operator, not a new task. " +
   "Take it into account and carry on with the work you were doing: the task " +
@@ -136,7 +163,7 @@ class PacketRun {
   readonly #packet: Packet;
   readonly #plan: PlannedPrompt[];
   readonly #options: RunPacketOptions;
-  readonly #hooks: RunHooks;
+  #hooks: RunHooks;
   readonly #stateRoot: string | null;
   readonly #runId: string;
   readonly #abort = new AbortController();
@@ -151,6 +178,7 @@ class PacketRun {
   #delivering: SteerCommand | null = null;
   #steered = new Map<string, number>();
   #outcomes: Record<string, PromptOutcome> = {};
+  #providerName: string | null = null;
 
   constructor(
     packet: Packet,
@@ -196,16 +224,43 @@ class PacketRun {
     let reason: string | null = null;
     let failure: unknown = null;
     try {
-      const opened = await this.#hooks.open?.({
+      const first = this.#plan[0];
+      const info = {
         run_id: this.#runId,
         packet: this.#packet.name,
         packet_dir: this.#packet.dir,
         state_root: this.#stateRoot,
         view: { ...this.#view },
-        max_steers: this.#packet.recovery.max_steers,
+        max_steers: first?.prompt.recovery.max_steers ??
+          this.#packet.recovery.max_steers,
         prompt_ids: this.#plan.map((p) => p.prompt.id),
-      });
+        provider: first?.provider.name ?? this.#packet.provider,
+        model: first?.model ?? this.#packet.model ?? "",
+      };
+      let opened: RunOpened | undefined;
+      if (this.#options.hooks === undefined && this.#stateRoot !== null) {
+        const plane = await openPlane(this.#stateRoot, info, {
+          ...(this.#options.warn ? { warn: this.#options.warn } : {}),
+        });
+        this.#hooks = plane;
+        opened = plane.opened;
+      } else {
+        opened = await this.#hooks.open?.(info);
+      }
       this.#seq = opened?.last_seq ?? 0;
+      for (
+        const [prompt, count] of Object.entries(opened?.delivered_steers ?? {})
+      ) {
+        this.#steered.set(prompt, count);
+      }
+      if (opened && Object.keys(opened.view).length > 0) {
+        // View changes an earlier process of this run applied still hold.
+        const next = { ...this.#view, ...opened.view };
+        if (next.log_mode !== this.#view.log_mode) {
+          this.#renderer = createRenderer(next);
+        } else this.#renderer.setView(next);
+        this.#view = next;
+      }
       await this.#saveState();
       [status, reason] = await this.#runPrompts();
     } catch (error) {
@@ -584,6 +639,7 @@ class PacketRun {
     text: string,
   ): Promise<SessionOutcome> {
     const { prompt, provider, model } = planned;
+    this.#providerName = provider.name;
     const request: SessionRequest = {
       prompt_id: prompt.id,
       attempt,
@@ -638,7 +694,7 @@ class PacketRun {
       for (;;) {
         this.#session = session;
         try {
-          for await (const event of session.events) {
+          for await (const event of this.#paced(session)) {
             await this.#emit(event.type, event.data, prompt.id, attempt);
             if (
               failure === null &&
@@ -678,6 +734,7 @@ class PacketRun {
             session = await provider.resume(session.meta, {
               ...request,
               text: steer.text + STEER_SUFFIX,
+              steer: steer.text,
               cause: "steer",
             });
           } catch (error) {
@@ -742,6 +799,32 @@ class PacketRun {
       }
     }
     return { failure, interrupted: false, resumes };
+  }
+
+  /**
+   * Yields a session's events, consuming control requests at least once a
+   * second while the provider is quiet (a long think, a slow tool), so a view
+   * change or a steer never waits for the next event.
+   */
+  async *#paced(session: Session): AsyncGenerator<ProviderEvent> {
+    const iterator = session.events[Symbol.asyncIterator]();
+    try {
+      for (;;) {
+        const next = iterator.next();
+        let result: IteratorResult<ProviderEvent> | null = null;
+        while (result === null) {
+          result = await settleWithin(next, IDLE_TICK_MS);
+          if (result === null) {
+            await this.#boundary(true);
+            if (this.#aborted) session.interrupt();
+          }
+        }
+        if (result.done) return;
+        yield result.value;
+      }
+    } finally {
+      await iterator.return?.();
+    }
   }
 
   /** Runs `work` while consuming control requests at least once a second. */
@@ -826,6 +909,7 @@ class PacketRun {
       ...(delivery ? { delivery } : {}),
       ...(reason ? { reason } : {}),
       attempt,
+      provider: this.#providerName,
     });
     if (delivered) {
       await this.#emit(

@@ -26,12 +26,23 @@ export interface RunOpenInfo {
   max_steers: number;
   /** The prompt ids the run will attempt, in order. */
   prompt_ids: string[];
+  /** The provider of the first prompt. */
+  provider: string;
+  /** The model of the first prompt. */
+  model: string;
 }
 
 /** What the hooks tell the runner back when a run opens. */
 export interface RunOpened {
   /** The last event `seq` already recorded for this run id (0 for a new run). */
   last_seq: number;
+  /**
+   * View changes an earlier process of the same run id applied, replayed on
+   * top of the starting view (empty for a new run).
+   */
+  view: Partial<ViewSettings>;
+  /** Steers already delivered in this run id, per prompt. */
+  delivered_steers: Record<string, number>;
 }
 
 /** What the runner tells its hooks when an attempt starts. */
@@ -93,6 +104,8 @@ export interface SteerResult {
   reason?: string;
   /** The attempt it was delivered to (or refused in). */
   attempt: number | null;
+  /** The provider whose lane delivered (or refused) it. */
+  provider: string | null;
 }
 
 /** What the control plane plugs into the runner. Every member is optional. */

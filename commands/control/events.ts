@@ -1,0 +1,99 @@
+/**
+ * `prompt_runner control events`: replay and follow a run's events.
+ *
+ * @module
+ */
+
+import { eventLines, type EventsFrom } from "../../lib/control/mod.ts";
+import { createRenderer, stripAnsi } from "../../lib/render/mod.ts";
+import { DEFAULT_VIEW, UsageError } from "../../lib/shared/mod.ts";
+import { parseCommandArgs, stringFlag } from "../_args.ts";
+import type { Command, CommandContext } from "../_context.ts";
+import { withStopSignals } from "./_signals.ts";
+import { resolveRun } from "./_target.ts";
+
+const HELP = `Usage: prompt_runner control events [TARGET] [options]
+
+Prints a run's events, then follows them until the run finishes. Each event
+is printed once, in order. TARGET is a packet directory or a state root
+(default: the current directory).
+
+Options:
+  --from WHERE        start (replay everything, the default), current (only
+                      events from now on), or a seq number to start at
+  --state-root DIR    The run's state root (default: TARGET/.prompt_runner)
+  --json              Print the stored event lines unchanged (NDJSON)
+  -h, --help          Show this help
+
+Exit codes:
+  0 the run finished (run_finished was printed), or stdout closed
+  2 usage error   3 packet or run not found
+  5 the run ended without run_finished: its runner is gone, or another run
+    took over the state root
+  130/143 stopped by SIGINT/SIGTERM
+
+Examples:
+  prompt_runner control events examples/demo --from current --json | jq -c .
+`;
+
+/** Parses `--from`: `start`, `current`, or a positive seq. */
+export function parseFrom(value: string | undefined): EventsFrom {
+  if (value === undefined || value === "start") return "start";
+  if (value === "current") return "current";
+  if (/^[1-9]\d*$/.test(value)) return Number(value);
+  throw new UsageError(
+    `Invalid --from ${
+      JSON.stringify(value)
+    }: expected start, current, or a seq number (1 or more)`,
+    { hint: "Run 'prompt_runner control events --help'" },
+  );
+}
+
+async function events(
+  context: CommandContext,
+  argv: string[],
+): Promise<number> {
+  const args = parseCommandArgs("control events", argv, {
+    from: { type: "string" },
+    "state-root": { type: "string" },
+    json: { type: "boolean" },
+  });
+  if (args.values.help) {
+    await context.stdout.write(HELP);
+    return 0;
+  }
+  if (args.positionals.length > 1) {
+    throw new UsageError("Too many arguments: expected at most one TARGET", {
+      hint: "Run 'prompt_runner control events --help'",
+    });
+  }
+  const from = parseFrom(stringFlag(args, "from"));
+  const ref = await resolveRun(
+    args.positionals[0],
+    context.cwd,
+    stringFlag(args, "state-root"),
+  );
+  const json = args.values.json === true;
+  const renderer = createRenderer({ ...DEFAULT_VIEW });
+  return await withStopSignals(async (signal) => {
+    for await (const { line, event } of eventLines(ref, { from, signal })) {
+      if (json) {
+        await context.stdout.write(line + "\n");
+      } else {
+        const text = renderer.render(event);
+        if (text) {
+          await context.stdout.write(context.color ? text : stripAnsi(text));
+        }
+      }
+    }
+    return 0;
+  });
+}
+
+/** The `control events` command. */
+export const controlEventsCommand: Command = {
+  name: "events",
+  summary: "Replay and follow a run's events until it finishes",
+  help: HELP,
+  run: events,
+};

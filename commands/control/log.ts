@@ -1,0 +1,100 @@
+/**
+ * `prompt_runner control log`: the audit log of a run's commands.
+ *
+ * @module
+ */
+
+import { followLog, log, type LogEntry } from "../../lib/control/mod.ts";
+import { paint, stripAnsi } from "../../lib/render/mod.ts";
+import { UsageError } from "../../lib/shared/mod.ts";
+import { parseCommandArgs, stringFlag } from "../_args.ts";
+import type { Command, CommandContext } from "../_context.ts";
+import { withStopSignals } from "./_signals.ts";
+import { resolveRun } from "./_target.ts";
+
+const HELP = `Usage: prompt_runner control log [TARGET] [options]
+
+Prints every command sent to a run, with its outcome: applied, accepted
+(a steer waiting for its lane), rejected (with the reason) or received.
+TARGET is a packet directory or a state root (default: the current
+directory).
+
+Options:
+  --follow            Keep printing new entries until the run ends
+  --state-root DIR    The run's state root (default: TARGET/.prompt_runner)
+  --json              Print entries as NDJSON
+  -h, --help          Show this help
+
+Exit codes:
+  0 ok   2 usage error   3 packet or run not found
+  5 (--follow) the runner is gone without finishing the run
+`;
+
+const OUTCOME_STYLE = {
+  applied: "green",
+  accepted: "cyan",
+  rejected: "red",
+  received: "dim",
+} as const;
+
+/** Formats one log entry as a human line. */
+export function formatLogEntry(entry: LogEntry): string {
+  const style = OUTCOME_STYLE[entry.outcome] ?? "dim";
+  const where = entry.prompt_id
+    ? ` on ${entry.prompt_id}/${entry.attempt ?? "-"}`
+    : "";
+  const reason = entry.reason ? ` — ${entry.reason}` : "";
+  return `${entry.at}  ${
+    paint(entry.outcome.padEnd(8), style)
+  }  ${entry.command} ${JSON.stringify(entry.params)}  ${
+    paint(`by ${entry.author ?? "?"}${where}${reason}`, "dim")
+  }`;
+}
+
+async function logCommand(
+  context: CommandContext,
+  argv: string[],
+): Promise<number> {
+  const args = parseCommandArgs("control log", argv, {
+    follow: { type: "boolean" },
+    "state-root": { type: "string" },
+    json: { type: "boolean" },
+  });
+  if (args.values.help) {
+    await context.stdout.write(HELP);
+    return 0;
+  }
+  if (args.positionals.length > 1) {
+    throw new UsageError("Too many arguments: expected at most one TARGET", {
+      hint: "Run 'prompt_runner control log --help'",
+    });
+  }
+  const ref = await resolveRun(
+    args.positionals[0],
+    context.cwd,
+    stringFlag(args, "state-root"),
+  );
+  const print = async (entry: LogEntry): Promise<void> => {
+    if (args.values.json) await context.stdout.json(entry);
+    else {
+      const line = formatLogEntry(entry) + "\n";
+      await context.stdout.write(context.color ? line : stripAnsi(line));
+    }
+  };
+  if (!args.values.follow) {
+    for (const entry of await log(ref)) await print(entry);
+    return 0;
+  }
+  return await withStopSignals(async (signal) => {
+    for await (const entry of followLog(ref, { signal })) await print(entry);
+    return 0;
+  });
+}
+
+/** The `control log` command. */
+export const controlLogCommand: Command = {
+  name: "log",
+  summary: "Show the audit log of commands sent to a run",
+  help: HELP,
+  run: logCommand,
+};

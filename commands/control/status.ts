@@ -1,0 +1,145 @@
+/**
+ * `prompt_runner control status`: the live run's snapshot.
+ *
+ * @module
+ */
+
+import { type Snapshot, snapshot } from "../../lib/control/mod.ts";
+import { paint, stripAnsi } from "../../lib/render/mod.ts";
+import { readRunLock, UsageError } from "../../lib/shared/mod.ts";
+import { parseCommandArgs, stringFlag } from "../_args.ts";
+import type { Command, CommandContext } from "../_context.ts";
+import { resolveRun } from "./_target.ts";
+
+const HELP = `Usage: prompt_runner control status [TARGET] [options]
+
+Shows a run's current state: status, prompt, attempt and mode, provider and
+model, elapsed time, tool calls, tokens, events, steers, view, and when the
+runner last wrote it. Reading never touches the run. TARGET is a packet
+directory or a state root (default: the current directory).
+
+Options:
+  --state-root DIR    The run's state root (default: TARGET/.prompt_runner)
+  --json              Print the snapshot as one JSON line
+  -h, --help          Show this help
+
+Exit codes:
+  0 ok   2 usage error   3 packet or run not found   4 snapshot unreadable
+`;
+
+/** Formats a duration: `850ms`, `12.5s`, `6m52s`, `1h02m`. */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.max(0, Math.round(ms))}ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
+  const minutes = Math.floor(ms / 60_000);
+  if (minutes < 60) {
+    return `${minutes}m${
+      String(Math.floor((ms % 60_000) / 1000)).padStart(2, "0")
+    }s`;
+  }
+  return `${Math.floor(minutes / 60)}h${
+    String(minutes % 60).padStart(2, "0")
+  }m`;
+}
+
+function statusText(current: Snapshot, gone: boolean): string {
+  if (current.status === "running") {
+    return gone
+      ? paint(`running, but its runner (pid ${current.pid}) is gone`, "red")
+      : paint("running", "green");
+  }
+  return paint(
+    current.status,
+    current.status === "completed" ? "green" : "red",
+  );
+}
+
+async function status(
+  context: CommandContext,
+  argv: string[],
+): Promise<number> {
+  const args = parseCommandArgs("control status", argv, {
+    "state-root": { type: "string" },
+    json: { type: "boolean" },
+  });
+  if (args.values.help) {
+    await context.stdout.write(HELP);
+    return 0;
+  }
+  if (args.positionals.length > 1) {
+    throw new UsageError("Too many arguments: expected at most one TARGET", {
+      hint: "Run 'prompt_runner control status --help'",
+    });
+  }
+  const ref = await resolveRun(
+    args.positionals[0],
+    context.cwd,
+    stringFlag(args, "state-root"),
+  );
+  const current = await snapshot(ref);
+  if (args.values.json) {
+    await context.stdout.json(current);
+    return 0;
+  }
+  let gone = false;
+  if (current.status === "running") {
+    const lock = await readRunLock(ref.state_root);
+    gone = lock === null || !lock.alive || lock.info?.run_id !== ref.run_id;
+  }
+  const age = Date.now() - Date.parse(current.updated_at);
+  const rows: [string, string][] = [
+    ["status", statusText(current, gone)],
+    [
+      "prompt",
+      current.prompt_id === null
+        ? "-"
+        : `${current.prompt_id}${
+          current.prompt_name ? ` — ${current.prompt_name}` : ""
+        }`,
+    ],
+    ["attempt", `${current.attempt ?? "-"} (${current.mode ?? "-"})`],
+    ["provider", `${current.provider ?? "-"} / ${current.model ?? "-"}`],
+    [
+      "elapsed",
+      `${formatDuration(current.elapsed_ms)} run, ${
+        formatDuration(current.prompt_elapsed_ms)
+      } this prompt`,
+    ],
+    ["tools", String(current.tool_count)],
+    ["tokens", `${current.input_tokens} in / ${current.output_tokens} out`],
+    ["events", `${current.event_count} (last seq ${current.last_seq})`],
+    ["steers", `${current.steer_count}/${current.max_steers} for this prompt`],
+    [
+      "view",
+      `log_mode=${current.view.log_mode} tool_output=${current.view.tool_output} thinking=${current.view.thinking} diff=${current.view.diff}`,
+    ],
+    [
+      "updated",
+      `${current.updated_at}${
+        Number.isFinite(age) ? ` (${formatDuration(age)} ago)` : ""
+      }`,
+    ],
+  ];
+  const lines = [
+    "",
+    `  ${paint(current.packet || "(packet)", "bold")}  ${
+      paint(current.run_id, "dim")
+    }`,
+    "",
+    ...rows.map(([label, value]) =>
+      `  ${paint(label.padEnd(9), "dim")} ${value}`
+    ),
+    "",
+  ];
+  const text = lines.join("\n") + "\n";
+  await context.stdout.write(context.color ? text : stripAnsi(text));
+  return 0;
+}
+
+/** The `control status` command. */
+export const controlStatusCommand: Command = {
+  name: "status",
+  summary: "Show a run's live state (the snapshot)",
+  help: HELP,
+  run: status,
+};

@@ -1,0 +1,66 @@
+/**
+ * `log.jsonl`: the audit log of every command, accepted or refused.
+ *
+ * @module
+ */
+
+import { readTextIfExists } from "../shared/files.ts";
+
+/** How the plane answered a command. */
+export type Outcome = "applied" | "accepted" | "rejected" | "received";
+
+/** One line of the audit log. */
+export interface LogEntry {
+  /** The schema version. */
+  v: 1;
+  /** When the entry was written. */
+  at: string;
+  /** The run that decided it. */
+  run_id: string;
+  /** The request it answers (`null` for records not made from a request). */
+  request_id: string | null;
+  /** The command (`set_view`, `steer`, `amend`, `relax`), or `unparseable`/`unknown`. */
+  command: string;
+  /** The command's parameters as received (or `{file}` for unreadable requests). */
+  params: Record<string, unknown>;
+  /** Who asked, as they said. */
+  author: string | null;
+  /** The outcome. */
+  outcome: Outcome;
+  /** Why it was refused, or a note. */
+  reason: string | null;
+  /** The prompt current when it was written (or the one it targets). */
+  prompt_id: string | null;
+  /** The attempt current when it was written. */
+  attempt: number | null;
+}
+
+/**
+ * Parses the complete lines of a log text. A torn last line (a write in
+ * progress, or a crash) and lines that are not log entries are skipped.
+ */
+export function parseLogLines(text: string): LogEntry[] {
+  const entries: LogEntry[] = [];
+  const lines = text.split("\n");
+  lines.pop(); // Everything after the last newline is not a complete line.
+  for (const line of lines) {
+    try {
+      const value = JSON.parse(line);
+      if (
+        typeof value === "object" && value !== null &&
+        typeof value.command === "string" && typeof value.outcome === "string"
+      ) {
+        entries.push(value as LogEntry);
+      }
+    } catch {
+      // Not a log entry.
+    }
+  }
+  return entries;
+}
+
+/** Reads every entry of a log file (none when it does not exist). */
+export async function readLogFile(path: string): Promise<LogEntry[]> {
+  const text = await readTextIfExists(path);
+  return text === null ? [] : parseLogLines(text);
+}

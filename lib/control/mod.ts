@@ -1,0 +1,33 @@
+/**
+ * The control plane: a live run's snapshot, events and audit log, and the
+ * requests (view changes, steers) other processes send it, all through files
+ * in the run's state root.
+ *
+ * @module
+ */
+
+export { type ControlPaths, controlPaths, type RunRef } from "./paths.ts";
+export { currentRun, type Snapshot, snapshot } from "./snapshot.ts";
+export { type LogEntry, type Outcome } from "./log_entry.ts";
+export { followLog, type FollowLogOptions, log } from "./read_log.ts";
+export {
+  type EventLine,
+  eventLines,
+  events,
+  type EventsFrom,
+  type EventsOptions,
+} from "./follow_events.ts";
+export { setView } from "./set_view.ts";
+export { steer, type SteerOptions } from "./steer.ts";
+export {
+  type ControlRequest,
+  defaultAuthor,
+  type RequestOptions,
+  type RequestReceipt,
+} from "./request.ts";
+export {
+  ControlPlane,
+  MAX_REQUEST_BYTES,
+  openPlane,
+  type PlaneOptions,
+} from "./plane.ts";

@@ -1,0 +1,64 @@
+/**
+ * Where the control plane keeps its files inside a state root.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+
+/** A reference to one run: its state root and its id. */
+export interface RunRef {
+  /** The state root holding the run (`PACKET/.prompt_runner` by default). */
+  state_root: string;
+  /** The run's id. */
+  run_id: string;
+}
+
+/** The control plane's paths in a state root. */
+export interface ControlPaths {
+  /** The state root. */
+  root: string;
+  /** `control/`. */
+  dir: string;
+  /** `control/requests/`: one JSON file per pending command. */
+  requests: string;
+  /** `control/outcomes/`: one receipt per processed request. */
+  outcomes: string;
+  /** `control/log.jsonl`: the audit log of every command. */
+  log: string;
+  /** `control/snapshot.json`: the run's current state. */
+  snapshot: string;
+  /** `control/events.jsonl`: the current run's events. */
+  events: string;
+  /** `control/events/`: earlier runs' events, by run id. */
+  archive: string;
+  /** `interventions/`: one JSONL file per prompt of delivered steers. */
+  interventions: string;
+  /** `amendments/`: one JSONL file per prompt of amendments. */
+  amendments: string;
+  /** `run.lock`. */
+  lock: string;
+}
+
+/** Returns the control plane's paths in a state root. */
+export function controlPaths(stateRoot: string): ControlPaths {
+  const dir = join(stateRoot, "control");
+  return {
+    root: stateRoot,
+    dir,
+    requests: join(dir, "requests"),
+    outcomes: join(dir, "outcomes"),
+    log: join(dir, "log.jsonl"),
+    snapshot: join(dir, "snapshot.json"),
+    events: join(dir, "events.jsonl"),
+    archive: join(dir, "events"),
+    interventions: join(stateRoot, "interventions"),
+    amendments: join(stateRoot, "amendments"),
+    lock: join(stateRoot, "run.lock"),
+  };
+}
+
+/** Makes a name safe as a file name: anything but `[A-Za-z0-9._-]` becomes `_`. */
+export function safeName(name: string): string {
+  return name.replace(/[^A-Za-z0-9._-]/g, "_");
+}

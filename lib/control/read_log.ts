@@ -1,0 +1,93 @@
+/**
+ * Reading a run's audit log, once or following it.
+ *
+ * @module
+ */
+
+import { RunLostError } from "../shared/errors.ts";
+import { runnerGone } from "./_liveness.ts";
+import { DirWaker, LineTail } from "./_tail.ts";
+import { type LogEntry, parseLogLines, readLogFile } from "./log_entry.ts";
+import { controlPaths, type RunRef } from "./paths.ts";
+import { readSnapshotFile } from "./snapshot.ts";
+
+/**
+ * Returns every audit log entry of a run, oldest first: each command sent to
+ * it, accepted or refused, with its outcome and reason.
+ *
+ * Requires `--allow-read` permission.
+ *
+ * @param ref The run.
+ * @returns Its log entries (none when nothing was sent).
+ */
+export async function log(ref: RunRef): Promise<LogEntry[]> {
+  const entries = await readLogFile(controlPaths(ref.state_root).log);
+  return entries.filter((entry) => entry.run_id === ref.run_id);
+}
+
+/** Options for {@linkcode followLog}. */
+export interface FollowLogOptions {
+  /** Aborting it ends the iteration quietly. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Yields a run's log entries, then new ones as they are written, until the
+ * run ends.
+ *
+ * Requires `--allow-read`, and `--allow-run` to check the runner's process.
+ *
+ * @param ref The run.
+ * @param options A signal to stop early.
+ * @returns The entries.
+ * @throws {RunLostError} when the runner is gone before the run ended.
+ */
+export async function* followLog(
+  ref: RunRef,
+  options: FollowLogOptions = {},
+): AsyncGenerator<LogEntry> {
+  const paths = controlPaths(ref.state_root);
+  const waker = new DirWaker(paths.dir);
+  let tail: LineTail | null = null;
+  let lastCheck = 0;
+  let ending: "done" | RunLostError | null = null;
+  try {
+    for (;;) {
+      if (tail === null) {
+        try {
+          tail = new LineTail(await Deno.open(paths.log, { read: true }));
+        } catch (error) {
+          if (!(error instanceof Deno.errors.NotFound)) throw error;
+        }
+      }
+      const lines = tail === null ? [] : await tail.read();
+      const entries = parseLogLines(lines.map((line) => line + "\n").join(""))
+        .filter((entry) => entry.run_id === ref.run_id);
+      yield* entries;
+      if (lines.length > 0) continue;
+      if (options.signal?.aborted) return;
+      if (ending === "done") return;
+      if (ending !== null) throw ending;
+      if (Date.now() - lastCheck >= 1000) {
+        lastCheck = Date.now();
+        const now = await readSnapshotFile(paths.snapshot).catch(() => null);
+        if (
+          now === null || now.run_id !== ref.run_id || now.status !== "running"
+        ) {
+          ending = "done";
+          continue;
+        }
+        if (await runnerGone(ref, now)) {
+          ending = new RunLostError(
+            `The runner of run ${ref.run_id} (pid ${now.pid}) is gone: it stopped without finishing the run`,
+          );
+          continue;
+        }
+      }
+      await waker.wait(options.signal);
+    }
+  } finally {
+    tail?.close();
+    await waker.close();
+  }
+}
