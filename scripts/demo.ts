@@ -91,7 +91,13 @@ async function demo(): Promise<number> {
   await prepareWorkspace();
   console.error(`Demo workspace rebuilt: ${relative(Deno.cwd(), WORKSPACE)}`);
   console.error(
-    `Watch it from a second terminal: deno task prompt_runner status ${shown}`,
+    [
+      "Watch and steer it from a second terminal:",
+      `  deno task prompt_runner control status ${shown}`,
+      `  deno task prompt_runner control events ${shown} --from current`,
+      `  deno task prompt_runner control steer ${shown} "Keep the notes short"`,
+      `  deno task prompt_runner control view ${shown} --log-mode verbose`,
+    ].join("\n"),
   );
   const child = new Deno.Command(Deno.execPath(), {
     args: [

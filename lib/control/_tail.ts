@@ -13,7 +13,7 @@ export class LineTail {
   readonly #file: Deno.FsFile;
   readonly #decoder = new TextDecoder();
   readonly #chunk = new Uint8Array(64 * 1024);
-  #partial = "";
+  #partialBytes = 0;
   #skipFirstLine: boolean;
 
   /**
@@ -27,23 +27,29 @@ export class LineTail {
 
   /** The complete lines available now (never a partial trailing line). */
   async read(): Promise<string[]> {
-    let text = "";
+    // Read from the end of the last complete line each time: a partial line
+    // may be cut and rewritten (a resumed runner truncates a torn tail).
+    const start = await this.#file.seek(0, Deno.SeekMode.Current) -
+      this.#partialBytes;
+    await this.#file.seek(start, Deno.SeekMode.Start);
+    const chunks: Uint8Array[] = [];
+    let size = 0;
     for (;;) {
       const n = await this.#file.read(this.#chunk);
       if (n === null || n === 0) break;
-      text += this.#decoder.decode(this.#chunk.subarray(0, n), {
-        stream: true,
-      });
+      chunks.push(this.#chunk.slice(0, n));
+      size += n;
     }
-    if (text === "") return [];
-    const all = this.#partial + text;
-    const end = all.lastIndexOf("\n");
-    if (end < 0) {
-      this.#partial = all;
-      return [];
+    const bytes = new Uint8Array(size);
+    let at = 0;
+    for (const chunk of chunks) {
+      bytes.set(chunk, at);
+      at += chunk.length;
     }
-    this.#partial = all.slice(end + 1);
-    const lines = all.slice(0, end).split("\n");
+    const end = bytes.lastIndexOf(0x0a);
+    this.#partialBytes = size - (end + 1);
+    if (end < 0) return [];
+    const lines = this.#decoder.decode(bytes.subarray(0, end)).split("\n");
     if (this.#skipFirstLine) {
       this.#skipFirstLine = false;
       lines.shift();

@@ -92,6 +92,16 @@ function hostname(): string {
   }
 }
 
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.lstat(path);
+    return true;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return false;
+    throw error;
+  }
+}
+
 function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
@@ -209,6 +219,15 @@ export class ControlPlane implements RunHooks {
         this.#snapshot.run_started_at = previous.run_started_at;
       } else {
         await this.#archive(previous?.run_id ?? null);
+        // A run id used before (its stream archived) continues its stream.
+        const archived = join(
+          this.#paths.archive,
+          `${safeName(info.run_id)}.jsonl`,
+        );
+        if (await exists(archived)) {
+          await Deno.rename(archived, this.#paths.events);
+          await this.#reopen();
+        }
       }
       await this.#finishOrphanedSteers();
       this.#snapshot.view = { ...info.view, ...this.opened.view };
@@ -327,7 +346,9 @@ export class ControlPlane implements RunHooks {
   }
 
   /** Request ids of steers delivered in this run, by prompt. */
-  async #interventions(): Promise<Map<string, Set<string>>> {
+  async #interventions(
+    runId: string | null = this.#runId,
+  ): Promise<Map<string, Set<string>>> {
     const result = new Map<string, Set<string>>();
     let entries: Deno.DirEntry[] = [];
     try {
@@ -343,7 +364,7 @@ export class ControlPlane implements RunHooks {
       for (const line of (text ?? "").split("\n")) {
         try {
           const record = JSON.parse(line);
-          if (record.run_id !== this.#runId) continue;
+          if (runId !== null && record.run_id !== runId) continue;
           const ids = result.get(record.prompt) ?? new Set<string>();
           ids.add(record.request_id ?? `${record.at}`);
           result.set(record.prompt, ids);
@@ -388,7 +409,7 @@ export class ControlPlane implements RunHooks {
   async #finishOrphanedSteers(): Promise<void> {
     const entries = await readLogFile(this.#paths.log);
     const delivered = new Set<string>();
-    for (const ids of (await this.#interventions()).values()) {
+    for (const ids of (await this.#interventions(null)).values()) {
       for (const id of ids) delivered.add(id);
     }
     for (const entry of entries) {
@@ -398,8 +419,7 @@ export class ControlPlane implements RunHooks {
       ) continue;
       const logged = this.#logged.get(entry.request_id);
       if (logged?.has("applied") || logged?.has("rejected")) continue;
-      const wasDelivered = entry.run_id === this.#runId &&
-        delivered.has(entry.request_id);
+      const wasDelivered = delivered.has(entry.request_id);
       await this.#appendLog({
         ...entry,
         outcome: wasDelivered ? "applied" : "rejected",
@@ -846,8 +866,9 @@ export class ControlPlane implements RunHooks {
       prompt,
       Math.max(0, (this.#pending.get(prompt) ?? 0) - 1),
     );
-    try {
-      if (result.delivered) {
+    let recordError: string | null = null;
+    if (result.delivered) {
+      try {
         await ensurePrivateDir(this.#paths.interventions);
         await appendLine(
           join(this.#paths.interventions, `${safeName(prompt)}.jsonl`),
@@ -864,12 +885,17 @@ export class ControlPlane implements RunHooks {
           }),
           { sync: true },
         );
-        this.#delivered.set(prompt, (this.#delivered.get(prompt) ?? 0) + 1);
-        if (this.#snapshot.prompt_id === prompt) {
-          this.#snapshot.steer_count = this.#delivered.get(prompt)!;
-        }
         this.#crashAt("steer_recorded");
+      } catch (error) {
+        recordError = errorText(error);
+        await this.#warn("steer", `cannot record a steer: ${recordError}`);
       }
+      this.#delivered.set(prompt, (this.#delivered.get(prompt) ?? 0) + 1);
+      if (this.#snapshot.prompt_id === prompt) {
+        this.#snapshot.steer_count = this.#delivered.get(prompt)!;
+      }
+    }
+    try {
       await this.#appendLog({
         run_id: this.#runId,
         request_id: steer.request_id,
@@ -880,13 +906,15 @@ export class ControlPlane implements RunHooks {
         author: steer.author,
         outcome: result.delivered ? "applied" : "rejected",
         reason: result.delivered
-          ? null
+          ? recordError === null
+            ? null
+            : `delivered, but the intervention record failed: ${recordError}`
           : result.reason ?? "the lane refused it",
         prompt_id: prompt,
         attempt: result.attempt,
       });
     } catch (error) {
-      await this.#warn("steer", `cannot record a steer: ${errorText(error)}`);
+      await this.#warn("steer-log", `cannot log a steer: ${errorText(error)}`);
     }
     await this.#queueSnapshot();
   }
@@ -906,7 +934,6 @@ export class ControlPlane implements RunHooks {
     if (this.#disabled || this.#closed) return;
     this.#closed = true;
     clearInterval(this.#timer);
-    this.#current = null;
     try {
       for (const name of await this.#pendingNames()) {
         const id = this.#requestId(name);
@@ -957,6 +984,7 @@ export class ControlPlane implements RunHooks {
         `cannot settle late requests: ${errorText(error)}`,
       );
     }
+    this.#current = null;
     this.#snapshot.status = status;
     await this.#queueSnapshot();
     try {

@@ -32,6 +32,11 @@ export async function ensurePrivateDir(path: string): Promise<void> {
     await Deno.mkdir(path, { recursive: true, mode: DIR_MODE });
   } catch (error) {
     if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
+    if (!(await Deno.stat(path)).isDirectory) {
+      throw new Deno.errors.AlreadyExists(
+        `"${path}" exists and is not a directory`,
+      );
+    }
   }
 }
 
