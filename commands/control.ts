@@ -6,6 +6,8 @@
 
 import { UsageError } from "../lib/shared/mod.ts";
 import type { Command, CommandContext } from "./_context.ts";
+import { controlAmendCommand, controlRelaxCommand } from "./control/amend.ts";
+import { controlContractCommand } from "./control/contract.ts";
 import { controlEventsCommand } from "./control/events.ts";
 import { controlLogCommand } from "./control/log.ts";
 import { controlStatusCommand } from "./control/status.ts";
@@ -19,6 +21,9 @@ export const CONTROL_COMMANDS: readonly Command[] = [
   controlLogCommand,
   controlViewCommand,
   controlSteerCommand,
+  controlContractCommand,
+  controlAmendCommand,
+  controlRelaxCommand,
 ];
 
 function help(): string {

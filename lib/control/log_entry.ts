@@ -15,8 +15,8 @@ export interface LogEntry {
   v: 1;
   /** When the entry was written. */
   at: string;
-  /** The run that decided it. */
-  run_id: string;
+  /** The run that decided it (`null` for an amendment made with no run recorded). */
+  run_id: string | null;
   /** The request it answers (`null` for records not made from a request). */
   request_id: string | null;
   /** The command (`set_view`, `steer`, `amend`, `relax`), or `unparseable`/`unknown`. */

@@ -31,3 +31,9 @@ export {
   openPlane,
   type PlaneOptions,
 } from "./plane.ts";
+export {
+  type AmendmentPhase,
+  type AmendmentRecord,
+  type ContractData,
+  readAmendments,
+} from "./amendments.ts";

@@ -6,7 +6,6 @@
  */
 
 export {
-  type EnforcedContract,
   type PromptOutcome,
   type RunOutput,
   runPacket,
@@ -21,3 +20,15 @@ export {
   readState,
   type RunState,
 } from "./state_file.ts";
+export {
+  amend,
+  type AmendOptions,
+  type AmendTarget,
+  contract,
+  type ContractDiffEntry,
+  type ContractView,
+  type EnforcedContract,
+  enforcedContract,
+  relax,
+  type RelaxOptions,
+} from "./amendments.ts";

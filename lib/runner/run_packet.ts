@@ -26,7 +26,8 @@ import { DEFAULT_VIEW, type ViewSettings } from "../shared/view.ts";
 import type { VerifyReport } from "../verify/report.ts";
 import { verifyContract } from "../verify/verify_contract.ts";
 import { type PlannedPrompt, planRun } from "./plan_run.ts";
-import { decideOutcome } from "./recovery_policy.ts";
+import { decideOutcome, type Decision } from "./recovery_policy.ts";
+import { type EnforcedContract, enforcedContract } from "./amendments.ts";
 import { buildRepairPrompt } from "./repair_prompt.ts";
 import type {
   BoundaryCommand,
@@ -54,16 +55,6 @@ export interface RunOutput {
   json?: boolean;
   /** Keep ANSI styling (otherwise it is stripped). */
   color?: boolean;
-}
-
-/** The enforced contract of a prompt, and what it was made from. */
-export interface EnforcedContract {
-  /** The contract the verifier enforces. */
-  contract: Contract;
-  /** The amendments folded in (empty when none). */
-  amendments: unknown[];
-  /** The amendments file, relative to the state root, when there is one. */
-  amendments_file: string | null;
 }
 
 /** Options for {@linkcode runPacket}. */
@@ -447,18 +438,27 @@ class PacketRun {
         );
         break;
       }
-      const enforced = await this.#enforced(prompt.id, prompt.verify);
-      const report = await this.#whileIdle(
-        verifyContract(enforced.contract, {
-          cwd: prompt.cwd,
-          repos: Object.fromEntries(
-            this.#packet.repos.map((repo) => [repo.name, repo.path]),
-          ),
-          ignore,
-          baseline,
-        }),
-      );
-      this.#recordAmendments(entry, enforced);
+      let enforced: EnforcedContract | null = null;
+      let contractError: string | null = null;
+      try {
+        enforced = await this.#enforced(prompt.id, prompt.verify);
+      } catch (error) {
+        // An unreadable contract stops this prompt's verification: no verdict.
+        contractError = (error as Error).message;
+      }
+      const report: VerifyReport = enforced === null
+        ? { passed: false, items: [], failures: 0, faults: 1 }
+        : await this.#whileIdle(
+          verifyContract(enforced.contract, {
+            cwd: prompt.cwd,
+            repos: Object.fromEntries(
+              this.#packet.repos.map((repo) => [repo.name, repo.path]),
+            ),
+            ignore,
+            baseline,
+          }),
+        );
+      if (enforced !== null) this.#recordAmendments(entry, enforced);
       await this.#emit(
         "verification_finished",
         {
@@ -472,21 +472,27 @@ class PacketRun {
             status,
             reason,
           })),
+          ...(contractError === null ? {} : { error: contractError }),
         },
         prompt.id,
         attempt,
       );
       const after = await probeWorkspace(roots, ignore);
-      const decision = decideOutcome({
-        failure: session.failure,
-        report,
-        retries,
-        repairs,
-        recovery: prompt.recovery,
-        workspace_changed: probesDiffer(before, after) ||
-          (Object.keys(after).length === 0 && evidenceOfWork(report)),
-        ...(this.#options.random ? { random: this.#options.random } : {}),
-      });
+      const decision: Decision = contractError !== null
+        ? {
+          kind: "verifier_fault",
+          reason: `cannot verify: ${contractError}`,
+        }
+        : decideOutcome({
+          failure: session.failure,
+          report,
+          retries,
+          repairs,
+          recovery: prompt.recovery,
+          workspace_changed: probesDiffer(before, after) ||
+            (Object.keys(after).length === 0 && evidenceOfWork(report)),
+          ...(this.#options.random ? { random: this.#options.random } : {}),
+        });
       record.finished_at = new Date().toISOString();
       record.verifier = report;
       record.reason = decision.reason;
@@ -614,6 +620,9 @@ class PacketRun {
   ): Promise<EnforcedContract> {
     if (this.#options.contract) {
       return await this.#options.contract(promptId, contract);
+    }
+    if (this.#stateRoot !== null) {
+      return await enforcedContract(this.#stateRoot, promptId, contract);
     }
     return { contract, amendments: [], amendments_file: null };
   }

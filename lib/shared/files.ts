@@ -54,12 +54,16 @@ export async function syncDir(path: string): Promise<void> {
   }
 }
 
-async function writeTemp(path: string, text: string): Promise<string> {
+async function writeTemp(
+  path: string,
+  text: string,
+  mode = FILE_MODE,
+): Promise<string> {
   const temp = tempName(path);
   const file = await Deno.open(temp, {
     write: true,
     createNew: true,
-    mode: FILE_MODE,
+    mode,
   });
   try {
     await writeAll(file, encoder.encode(text));
@@ -76,13 +80,16 @@ async function writeTemp(path: string, text: string): Promise<string> {
 /**
  * Replaces `path` with `text` atomically: a dot-temp file in the same
  * directory is written, synced and renamed over the target, so a reader sees
- * the old content or the new one, never a mix.
+ * the old content or the new one, never a mix. The file gets mode 0600
+ * unless `options.mode` says otherwise.
  */
 export async function writeFileAtomic(
   path: string,
   text: string,
+  options: { mode?: number } = {},
 ): Promise<void> {
-  const temp = await writeTemp(path, text);
+  const temp = await writeTemp(path, text, options.mode);
+  if (options.mode !== undefined) await Deno.chmod(temp, options.mode);
   try {
     await Deno.rename(temp, path);
   } catch (error) {

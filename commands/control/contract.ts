@@ -1,0 +1,112 @@
+/**
+ * `prompt_runner control contract`: a prompt's contract, its amendments, and
+ * what runs enforce.
+ *
+ * @module
+ */
+
+import { contract } from "../../lib/runner/mod.ts";
+import { paint, stripAnsi } from "../../lib/render/mod.ts";
+import { parseCommandArgs, stringFlag } from "../_args.ts";
+import type { Command, CommandContext } from "../_context.ts";
+import { resolveAmendTarget } from "./_amend_target.ts";
+
+const HELP = `Usage: prompt_runner control contract [TARGET] PROMPT_ID [options]
+
+Shows a prompt's verify contract: its amendments (phase, operation, clause,
+author, reason) and the packet's contract against the one every run from
+this state root enforces. Kept entries are indented, removed ones start
+with "-", added ones with "+". TARGET is a packet directory or a state root
+(default: the current directory).
+
+Options:
+  --state-root DIR    The state root (default: TARGET/.prompt_runner)
+  --json              Print {prompt_id, packet, enforced, amendments, diff}
+  -h, --help          Show this help
+
+Exit codes:
+  0 ok   2 usage error   3 packet or prompt not found
+  4 an amendments file is corrupt (the message names the line)
+`;
+
+const PHASE_STYLE = {
+  pre_verify: "green",
+  post_failure: "red",
+  post_success: "yellow",
+} as const;
+
+async function contractCommand(
+  context: CommandContext,
+  argv: string[],
+): Promise<number> {
+  const args = parseCommandArgs("control contract", argv, {
+    "state-root": { type: "string" },
+    json: { type: "boolean" },
+  });
+  if (args.values.help) {
+    await context.stdout.write(HELP);
+    return 0;
+  }
+  const { target, promptId } = await resolveAmendTarget(
+    "contract",
+    args.positionals,
+    context.cwd,
+    stringFlag(args, "state-root"),
+  );
+  const view = await contract(target, promptId);
+  if (args.values.json) {
+    await context.stdout.json(view);
+    return 0;
+  }
+  const lines = [
+    "",
+    `  ${paint(`contract for ${view.prompt_id}`, "bold")}`,
+    "",
+  ];
+  if (view.amendments.length === 0) {
+    lines.push(
+      paint("  no amendments: the packet's contract is in force", "dim"),
+    );
+  } else {
+    for (const a of view.amendments) {
+      lines.push(
+        `  ${
+          paint(a.phase.padEnd(12), PHASE_STYLE[a.phase])
+        }  ${a.operation} ${a.clause}${
+          a.entries.length ? ` ${JSON.stringify(a.entries)}` : ""
+        }  ${
+          paint(
+            `by ${a.author} — ${a.reason}${
+              a.persisted ? " (persisted into the packet)" : ""
+            }`,
+            "dim",
+          )
+        }`,
+      );
+    }
+  }
+  lines.push("");
+  if (view.diff.length === 0) lines.push(paint("  (empty contract)", "dim"));
+  for (const line of view.diff) {
+    const text = `${line.clause}: ${line.entry}`;
+    lines.push(
+      line.change === "same"
+        ? paint(`    ${text}`, "dim")
+        : line.change === "removed"
+        ? paint(`  - ${text}`, "red")
+        : paint(`  + ${text}`, "green"),
+    );
+  }
+  lines.push("");
+  const out = lines.join("\n") + "\n";
+  await context.stdout.write(context.color ? out : stripAnsi(out));
+  return 0;
+}
+
+/** The `control contract` command. */
+export const controlContractCommand: Command = {
+  name: "contract",
+  summary: "Show a prompt's contract, its amendments and what is enforced",
+  help: HELP,
+  run: contractCommand,
+};

@@ -1,0 +1,204 @@
+/**
+ * Amendment records: `amendments/<prompt>.jsonl` in a state root, one synced
+ * line per amend or relax, and their replay onto a packet's contract.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import { StateError } from "../shared/errors.ts";
+import {
+  appendLine,
+  ensurePrivateDir,
+  readTextIfExists,
+} from "../shared/files.ts";
+import type { LogEntry } from "./log_entry.ts";
+import { controlPaths, safeName } from "./paths.ts";
+
+/** When an amendment was made, relative to the prompt's verification history. */
+export type AmendmentPhase = "pre_verify" | "post_failure" | "post_success";
+
+/** One amendment of a prompt's contract. */
+export interface AmendmentRecord {
+  /** When it was made (ISO 8601). */
+  at: string;
+  /** The prompt it amends. */
+  prompt: string;
+  /** Who made it (self-declared). */
+  author: string;
+  /** Why: required, never defaulted. */
+  reason: string;
+  /** `pre_verify` (never verified), `post_failure` or `post_success` (the last verification's verdict). */
+  phase: AmendmentPhase;
+  /** `add` strengthens the contract; `relax` weakens it. */
+  direction: "add" | "relax";
+  /** The clause it changes. */
+  clause: string;
+  /** `add` entries, `drop` the clause, or `replace` its entries. */
+  operation: "add" | "drop" | "replace";
+  /** The entries added or put in place (`[]` for a drop). */
+  entries: unknown[];
+  /** The state root's current run when it was made, or `null`. */
+  run_id: string | null;
+  /** Whether it was also written into the prompt file (then it is not replayed). */
+  persisted: boolean;
+}
+
+/** A contract as plain data: clause name to entries. */
+export type ContractData = Record<string, unknown[]>;
+
+const OPERATIONS = ["add", "drop", "replace"];
+const PHASES = ["pre_verify", "post_failure", "post_success"];
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The path of a prompt's amendments file. */
+export function amendmentsFile(stateRoot: string, promptId: string): string {
+  return join(
+    controlPaths(stateRoot).amendments,
+    `${safeName(promptId)}.jsonl`,
+  );
+}
+
+function checkRecord(value: unknown): string | null {
+  if (!isRecord(value)) return "not a JSON object";
+  for (const key of ["at", "prompt", "author", "reason", "clause"]) {
+    if (typeof value[key] !== "string") return `"${key}" is not a string`;
+  }
+  if (!PHASES.includes(value.phase as string)) {
+    return `unknown phase ${JSON.stringify(value.phase)}`;
+  }
+  if (value.direction !== "add" && value.direction !== "relax") {
+    return `unknown direction ${JSON.stringify(value.direction)}`;
+  }
+  if (!OPERATIONS.includes(value.operation as string)) {
+    return `unknown operation ${JSON.stringify(value.operation)}`;
+  }
+  if (!Array.isArray(value.entries)) return `"entries" is not a list`;
+  if (typeof value.persisted !== "boolean") {
+    return `"persisted" is not true or false`;
+  }
+  return null;
+}
+
+/**
+ * Reads a prompt's amendments, oldest first. Every line must be a complete,
+ * valid record: a torn or invalid line is an error naming the file and the
+ * line, never skipped (a skipped amendment would silently not be enforced).
+ *
+ * @throws {StateError} for a torn or invalid line.
+ */
+export async function readAmendments(
+  stateRoot: string,
+  promptId: string,
+): Promise<AmendmentRecord[]> {
+  const path = amendmentsFile(stateRoot, promptId);
+  const text = await readTextIfExists(path);
+  if (text === null || text === "") return [];
+  const lines = text.split("\n");
+  const last = lines.pop();
+  const records: AmendmentRecord[] = [];
+  const fail = (line: number, problem: string): never => {
+    throw new StateError(
+      `Cannot read amendments "${path}" line ${line}: ${problem}`,
+      {
+        code: "AMENDMENTS_CORRUPT",
+        hint:
+          "Fix or remove that line; until then the prompt cannot be verified",
+      },
+    );
+  };
+  lines.forEach((line, index) => {
+    if (line.trim() === "") return;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch (error) {
+      fail(index + 1, `not JSON (${(error as Error).message})`);
+    }
+    const problem = checkRecord(value);
+    if (problem !== null) fail(index + 1, problem);
+    records.push(value as AmendmentRecord);
+  });
+  if (last !== undefined && last !== "") {
+    fail(lines.length + 1, "the line is torn (no newline at its end)");
+  }
+  return records;
+}
+
+/** Appends an amendment (synced) to its prompt's file. */
+export async function appendAmendment(
+  stateRoot: string,
+  record: AmendmentRecord,
+): Promise<string> {
+  const paths = controlPaths(stateRoot);
+  await ensurePrivateDir(stateRoot);
+  await ensurePrivateDir(paths.amendments);
+  const path = amendmentsFile(stateRoot, record.prompt);
+  await appendLine(path, JSON.stringify(record), { sync: true });
+  return path;
+}
+
+/** Records an amendment in the state root's audit log (`control/log.jsonl`). */
+export async function logAmendment(
+  stateRoot: string,
+  record: AmendmentRecord,
+): Promise<void> {
+  const paths = controlPaths(stateRoot);
+  await ensurePrivateDir(paths.dir);
+  const entry: LogEntry = {
+    v: 1,
+    at: record.at,
+    run_id: record.run_id,
+    request_id: null,
+    command: record.direction === "add" ? "amend" : "relax",
+    params: {
+      clause: record.clause,
+      operation: record.operation,
+      entries: record.entries,
+      phase: record.phase,
+      persisted: record.persisted,
+    },
+    author: record.author,
+    outcome: "applied",
+    reason: record.reason,
+    prompt_id: record.prompt,
+    attempt: null,
+  };
+  await appendLine(paths.log, JSON.stringify(entry), { sync: true });
+}
+
+function same(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/**
+ * Replays amendments onto a contract, in order: `add` appends the entries
+ * not already there, `drop` removes the clause, `replace` sets its entries.
+ * Persisted amendments are skipped: the packet already holds them.
+ */
+export function replayAmendments(
+  contract: ContractData,
+  records: AmendmentRecord[],
+): ContractData {
+  const result: ContractData = structuredClone(contract);
+  for (const record of records) {
+    if (record.persisted) continue;
+    if (record.operation === "drop") {
+      delete result[record.clause];
+    } else if (record.operation === "replace") {
+      result[record.clause] = structuredClone(record.entries);
+    } else {
+      const entries = result[record.clause] ?? [];
+      for (const entry of record.entries) {
+        if (!entries.some((existing) => same(existing, entry))) {
+          entries.push(structuredClone(entry));
+        }
+      }
+      result[record.clause] = entries;
+    }
+  }
+  return result;
+}

@@ -1,0 +1,482 @@
+/**
+ * Amending a prompt's contract: `amend` adds requirements, `relax` removes or
+ * weakens them (and needs confirmation), both with a mandatory reason and an
+ * audit trail. Amendments live in the state root, never in the packet
+ * (unless persisted on purpose), and every verification enforces them.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import {
+  type AmendmentPhase,
+  type AmendmentRecord,
+  appendAmendment,
+  type ContractData,
+  logAmendment,
+  readAmendments,
+  replayAmendments,
+} from "../control/amendments.ts";
+import { controlPaths } from "../control/paths.ts";
+import { readSnapshotFile } from "../control/snapshot.ts";
+import {
+  checkEntry,
+  type Clause,
+  CLAUSES,
+  type Contract,
+  describeEntry,
+  isClause,
+} from "../packet/contract.ts";
+import { setFrontMatterKey } from "../packet/front_matter.ts";
+import {
+  loadPacket,
+  normalizePromptId,
+  type Packet,
+  type PromptSpec,
+} from "../packet/load_packet.ts";
+import { NotFoundError, UsageError } from "../shared/errors.ts";
+import { writeFileAtomic } from "../shared/files.ts";
+import { defaultAuthor } from "../control/request.ts";
+import { readState } from "./state_file.ts";
+
+/**
+ * Where an amendment applies: a packet directory (its state root is
+ * `PACKET/.prompt_runner`), or a packet with an explicit state root.
+ */
+export type AmendTarget = string | {
+  /** The packet directory. */
+  packet_dir: string;
+  /** The state root; `PACKET/.prompt_runner` when absent. */
+  state_root?: string;
+};
+
+/** Options for {@linkcode amend}. */
+export interface AmendOptions {
+  /** The clause to add to (`files_exist`, `changed_paths_only`, `commands`, `contains`, …). */
+  clause: string;
+  /** The entries to add, in the clause's shape. */
+  entries: unknown[];
+  /** Why: required and non-empty, never defaulted. */
+  reason: string;
+  /** Who amends; `$USER` when absent. */
+  author?: string;
+  /** Also write the change into the prompt file's `verify:` front matter. */
+  persist?: boolean;
+}
+
+/** Options for {@linkcode relax}. */
+export interface RelaxOptions {
+  /** The clause to drop, or whose entries to replace. */
+  clause: string;
+  /** Why: required and non-empty, never defaulted. */
+  reason: string;
+  /** Must be `true`: weakening a contract is the risky direction. */
+  confirm: boolean;
+  /** Replace the clause's entries with these instead of dropping it. */
+  entries?: unknown[];
+  /** Who relaxes; `$USER` when absent. */
+  author?: string;
+  /** Also write the change into the prompt file's `verify:` front matter. */
+  persist?: boolean;
+}
+
+/** The enforced contract of a prompt, and what it was made from. */
+export interface EnforcedContract {
+  /** The contract the verifier enforces. */
+  contract: Contract;
+  /** The amendments folded in (empty when none). */
+  amendments: unknown[];
+  /** The amendments file, relative to the state root, when there is one. */
+  amendments_file: string | null;
+}
+
+/** One line of a contract diff. */
+export interface ContractDiffEntry {
+  /** Kept, added by amendments, or removed by them. */
+  change: "same" | "added" | "removed";
+  /** The clause. */
+  clause: string;
+  /** The entry's label (its path, or `key=value` pairs). */
+  entry: string;
+}
+
+/** A prompt's contract as the packet states it and as runs enforce it. */
+export interface ContractView {
+  /** The prompt. */
+  prompt_id: string;
+  /** The contract in the prompt file. */
+  packet: Contract;
+  /** The contract every run from this state root enforces. */
+  enforced: Contract;
+  /** Every amendment of the prompt, oldest first (persisted ones included). */
+  amendments: AmendmentRecord[];
+  /** The packet contract against the enforced one, clause by clause. */
+  diff: ContractDiffEntry[];
+}
+
+interface Resolved {
+  packet: Packet;
+  prompt: PromptSpec;
+  stateRoot: string;
+}
+
+/** Normalises a prompt id given by a user, refusing anything but digits. */
+export function checkPromptId(promptId: unknown): string {
+  const id = typeof promptId === "string" && /^\s*\d{1,6}\s*$/.test(promptId)
+    ? normalizePromptId(promptId)
+    : null;
+  if (id === null) {
+    throw new UsageError(
+      `Invalid prompt id ${
+        JSON.stringify(promptId)
+      }: expected digits such as "01"`,
+      { code: "INVALID_PROMPT_ID" },
+    );
+  }
+  return id;
+}
+
+async function resolve(
+  target: AmendTarget,
+  promptId: string,
+): Promise<Resolved> {
+  const id = checkPromptId(promptId);
+  const packetDir = typeof target === "string" ? target : target.packet_dir;
+  const packet = await loadPacket(packetDir);
+  const stateRoot = typeof target !== "string" && target.state_root
+    ? target.state_root
+    : join(packet.dir, ".prompt_runner");
+  const prompt = packet.prompts.find((p) => p.id === id);
+  if (prompt === undefined) {
+    throw new NotFoundError(
+      `Unknown prompt id "${id}" in packet "${packet.dir}": the packet has ${
+        packet.prompts.map((p) => p.id).join(", ")
+      }`,
+      { code: "PROMPT_NOT_FOUND" },
+    );
+  }
+  return { packet, prompt, stateRoot };
+}
+
+function checkReason(reason: unknown): string {
+  if (typeof reason !== "string" || reason.trim() === "") {
+    throw new UsageError(
+      "A contract change needs a reason: --reason is mandatory",
+      {
+        code: "REASON_REQUIRED",
+        hint:
+          "Say why the contract changes; a missing reason is refused, never defaulted",
+      },
+    );
+  }
+  return reason.trim();
+}
+
+function checkClause(clause: unknown): Clause {
+  if (typeof clause !== "string" || !isClause(clause)) {
+    throw new UsageError(
+      `Unknown clause ${JSON.stringify(clause)}: known clauses are ${
+        CLAUSES.join(", ")
+      }`,
+      { code: "UNKNOWN_CLAUSE" },
+    );
+  }
+  return clause;
+}
+
+function checkEntries(
+  clause: Clause,
+  entries: unknown,
+  packet: Packet,
+): unknown[] {
+  if (!Array.isArray(entries) || entries.length === 0) {
+    throw new UsageError(`Name at least one ${clause} entry`, {
+      code: "NO_ENTRIES",
+    });
+  }
+  const repos = packet.repos.map((repo) => repo.name);
+  return entries.map((entry) => {
+    try {
+      return checkEntry(clause, entry, repos);
+    } catch (error) {
+      throw new UsageError(
+        `Invalid ${clause} entry ${JSON.stringify(entry)}: ${
+          (error as Error).message
+        }`,
+        { code: "INVALID_ENTRY" },
+      );
+    }
+  });
+}
+
+/**
+ * The phase of an amendment made now, from the prompt's verification history
+ * in the state root (its latest verification, whichever run made it).
+ */
+export async function amendmentPhase(
+  stateRoot: string,
+  promptId: string,
+): Promise<AmendmentPhase> {
+  const state = await readState(stateRoot);
+  const attempts = state.prompts[promptId]?.attempts ?? [];
+  const last = attempts.findLast((attempt) => attempt.verifier !== null);
+  if (last === undefined) return "pre_verify";
+  return last.verifier!.passed ? "post_success" : "post_failure";
+}
+
+async function record(
+  resolved: Resolved,
+  change: Pick<
+    AmendmentRecord,
+    "direction" | "clause" | "operation" | "entries" | "reason"
+  >,
+  author: string | undefined,
+  persist: boolean,
+): Promise<AmendmentRecord> {
+  const { prompt, stateRoot } = resolved;
+  const snapshot = await readSnapshotFile(controlPaths(stateRoot).snapshot)
+    .catch(() => null);
+  const amendment: AmendmentRecord = {
+    at: new Date().toISOString(),
+    prompt: prompt.id,
+    author: defaultAuthor(author),
+    reason: change.reason,
+    phase: await amendmentPhase(stateRoot, prompt.id),
+    direction: change.direction,
+    clause: change.clause,
+    operation: change.operation,
+    entries: change.entries,
+    run_id: snapshot?.run_id ?? null,
+    persisted: persist,
+  };
+  // Refuse a state root whose amendments cannot be read before adding one.
+  await readAmendments(stateRoot, prompt.id);
+  if (!persist) {
+    await appendAmendment(stateRoot, amendment);
+    await logAmendment(stateRoot, amendment);
+    return amendment;
+  }
+  const original = await Deno.readTextFile(prompt.file);
+  const { mode } = await Deno.stat(prompt.file);
+  const folded = replayAmendments(prompt.verify as ContractData, [
+    { ...amendment, persisted: false },
+  ]);
+  const next = setFrontMatterKey(
+    original,
+    "verify",
+    Object.keys(folded).length > 0 ? folded : undefined,
+    prompt.file,
+  );
+  await writeFileAtomic(prompt.file, next, {
+    ...(mode === null ? {} : { mode: mode & 0o777 }),
+  });
+  try {
+    await appendAmendment(stateRoot, amendment);
+  } catch (error) {
+    // Without its record, the change must not stand in the packet either.
+    await writeFileAtomic(prompt.file, original, {
+      ...(mode === null ? {} : { mode: mode & 0o777 }),
+    });
+    throw error;
+  }
+  await logAmendment(stateRoot, amendment);
+  return amendment;
+}
+
+/**
+ * Adds requirements to a prompt's contract. The amendment is recorded (and
+ * synced) in the state root's `amendments/<prompt>.jsonl` and its audit log;
+ * every later verification from that state root enforces it, including a
+ * verification already under way. With `persist`, the prompt file's
+ * `verify:` front matter is rewritten too (the rest of the file is kept byte
+ * for byte) and the record is not replayed on top of it.
+ *
+ * Requires `--allow-read`, `--allow-write` and `--allow-env`.
+ *
+ * @param target The packet (and state root).
+ * @param promptId The prompt to amend.
+ * @param options The clause, the entries, the reason, the author.
+ * @returns The amendment as recorded.
+ * @throws {UsageError} for a missing reason, an unknown clause (naming the
+ * known ones), an entry of the wrong shape, or a malformed prompt id.
+ * @throws {NotFoundError} for an unknown prompt or packet.
+ *
+ * @example Usage
+ * ```ts
+ * import { amend, contract } from "@prompt-runner/prompt-runner";
+ * import assert from "node:assert/strict";
+ *
+ * const dir = await Deno.makeTempDir();
+ * await Deno.mkdir(`${dir}/prompts`);
+ * await Deno.writeTextFile(`${dir}/prompt_runner_packet.md`, "---\nprovider: simulated\n---\n");
+ * await Deno.writeTextFile(
+ *   `${dir}/prompts/01_notes.prompt.md`,
+ *   "---\nverify: {files_exist: [NOTES.md]}\n---\nWrite notes.\n",
+ * );
+ * const record = await amend(dir, "01", {
+ *   clause: "files_exist",
+ *   entries: ["lib/foo.ts"],
+ *   reason: "the notes name it",
+ *   author: "ada",
+ * });
+ * assert.equal(record.phase, "pre_verify");
+ * const view = await contract(dir, "01");
+ * assert.deepEqual(view.enforced.files_exist, ["NOTES.md", "lib/foo.ts"]);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
+export async function amend(
+  target: AmendTarget,
+  promptId: string,
+  options: AmendOptions,
+): Promise<AmendmentRecord> {
+  const reason = checkReason(options.reason);
+  const clause = checkClause(options.clause);
+  const resolved = await resolve(target, promptId);
+  const entries = checkEntries(clause, options.entries, resolved.packet);
+  return await record(
+    resolved,
+    {
+      direction: "add",
+      clause,
+      operation: "add",
+      entries,
+      reason,
+    },
+    options.author,
+    options.persist === true,
+  );
+}
+
+/**
+ * Removes or weakens requirements of a prompt's contract: drops a clause, or
+ * replaces its entries. Needs `confirm: true`, since this is the risky
+ * direction. Recorded, enforced and persisted like {@linkcode amend}.
+ *
+ * Requires `--allow-read`, `--allow-write` and `--allow-env`.
+ *
+ * @param target The packet (and state root).
+ * @param promptId The prompt to relax.
+ * @param options The clause, the reason, the confirmation, and optional
+ * replacement entries.
+ * @returns The amendment as recorded.
+ * @throws {UsageError} without confirmation, without a reason, for an
+ * unknown clause or a malformed entry.
+ * @throws {NotFoundError} for an unknown prompt or packet.
+ */
+export async function relax(
+  target: AmendTarget,
+  promptId: string,
+  options: RelaxOptions,
+): Promise<AmendmentRecord> {
+  if (options.confirm !== true) {
+    throw new UsageError(
+      "Relaxing a contract needs confirmation: pass --confirm",
+      {
+        code: "CONFIRMATION_REQUIRED",
+        hint:
+          "Removing requirements is the risky direction; to add requirements use 'control amend'",
+      },
+    );
+  }
+  const reason = checkReason(options.reason);
+  const clause = checkClause(options.clause);
+  const resolved = await resolve(target, promptId);
+  const entries = options.entries === undefined
+    ? []
+    : checkEntries(clause, options.entries, resolved.packet);
+  return await record(
+    resolved,
+    {
+      direction: "relax",
+      clause,
+      operation: options.entries === undefined ? "drop" : "replace",
+      entries,
+      reason,
+    },
+    options.author,
+    options.persist === true,
+  );
+}
+
+/**
+ * The contract a state root enforces for a prompt: the packet's contract
+ * with the state root's amendments replayed in order.
+ *
+ * @throws {StateError} when an amendment line is torn or invalid, naming
+ * the file and the line.
+ */
+export async function enforcedContract(
+  stateRoot: string,
+  promptId: string,
+  packetContract: Contract,
+): Promise<EnforcedContract> {
+  const records = (await readAmendments(stateRoot, promptId)).filter((r) =>
+    !r.persisted
+  );
+  return {
+    contract: replayAmendments(
+      packetContract as ContractData,
+      records,
+    ) as Contract,
+    amendments: records,
+    amendments_file: records.length > 0 ? `amendments/${promptId}.jsonl` : null,
+  };
+}
+
+function diffContracts(before: Contract, after: Contract): ContractDiffEntry[] {
+  const a = before as ContractData;
+  const b = after as ContractData;
+  const clauses = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
+  const diff: ContractDiffEntry[] = [];
+  for (const clause of clauses) {
+    const left = (a[clause] ?? []).map(describeEntry);
+    const right = (b[clause] ?? []).map(describeEntry);
+    const remaining = [...right];
+    const removed: string[] = [];
+    for (const label of left) {
+      const index = remaining.indexOf(label);
+      if (index >= 0) {
+        remaining.splice(index, 1);
+        diff.push({ change: "same", clause, entry: label });
+      } else {
+        removed.push(label);
+      }
+    }
+    for (const label of removed) {
+      diff.push({ change: "removed", clause, entry: label });
+    }
+    for (const label of remaining) {
+      diff.push({ change: "added", clause, entry: label });
+    }
+  }
+  return diff;
+}
+
+/**
+ * Shows a prompt's contract: the packet's, the enforced one (with the state
+ * root's amendments), every amendment, and the diff between the two.
+ *
+ * Requires `--allow-read` permission.
+ *
+ * @param target The packet (and state root).
+ * @param promptId The prompt.
+ * @returns The contract view.
+ * @throws {NotFoundError} for an unknown prompt or packet.
+ * @throws {StateError} when an amendment line is torn or invalid.
+ */
+export async function contract(
+  target: AmendTarget,
+  promptId: string,
+): Promise<ContractView> {
+  const { prompt, stateRoot } = await resolve(target, promptId);
+  const all = await readAmendments(stateRoot, prompt.id);
+  const enforced = await enforcedContract(stateRoot, prompt.id, prompt.verify);
+  return {
+    prompt_id: prompt.id,
+    packet: prompt.verify,
+    enforced: enforced.contract,
+    amendments: all,
+    diff: diffContracts(prompt.verify, enforced.contract),
+  };
+}
