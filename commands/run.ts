@@ -82,6 +82,12 @@ export function viewFlags(
   return parseViewSettings(raw, { allowEmpty: true });
 }
 
+/** A path as a user would type it: relative below the cwd, else absolute. */
+function shownPath(cwd: string, path: string): string {
+  const rel = relative(cwd, path);
+  return rel === "" ? "." : rel.startsWith("..") ? path : rel;
+}
+
 /** Picks the run id: `--run-id`, the unfinished run for `--resume`, or a new one. */
 async function chooseRunId(
   resume: boolean,
@@ -197,7 +203,7 @@ async function run(context: CommandContext, argv: string[]): Promise<number> {
     );
     await context.stderr.line(
       `hint: 'prompt_runner status ${
-        relative(context.cwd, packet.dir) || "."
+        shownPath(context.cwd, packet.dir)
       }' shows each prompt's attempts and verifier result`,
     );
     return 1;

@@ -5,10 +5,11 @@
  */
 
 import { eventLines, type EventsFrom } from "../../lib/control/mod.ts";
-import { createRenderer, stripAnsi } from "../../lib/render/mod.ts";
+import { createRenderer, terminalSink } from "../../lib/render/mod.ts";
 import { DEFAULT_VIEW, UsageError } from "../../lib/shared/mod.ts";
 import { parseCommandArgs, stringFlag } from "../_args.ts";
 import type { Command, CommandContext } from "../_context.ts";
+import { viewFlags } from "../run.ts";
 import { withStopSignals } from "./_signals.ts";
 import { resolveRun } from "./_target.ts";
 
@@ -21,6 +22,10 @@ is printed once, in order. TARGET is a packet directory or a state root
 Options:
   --from WHERE        start (replay everything, the default), current (only
                       events from now on), or a seq number to start at
+  --log-mode M        Render as compact (default), verbose or studio
+  --tool-output M     none | summary | preview | full
+  --thinking M        show | hide
+  --diff M            none | stat | full (path-only changes show no body here)
   --state-root DIR    The run's state root (default: TARGET/.prompt_runner)
   --json              Print the stored event lines unchanged (NDJSON)
   -h, --help          Show this help
@@ -55,6 +60,10 @@ async function events(
 ): Promise<number> {
   const args = parseCommandArgs("control events", argv, {
     from: { type: "string" },
+    "log-mode": { type: "string" },
+    "tool-output": { type: "string" },
+    thinking: { type: "string" },
+    diff: { type: "string" },
     "state-root": { type: "string" },
     json: { type: "boolean" },
   });
@@ -74,18 +83,20 @@ async function events(
     stringFlag(args, "state-root"),
   );
   const json = args.values.json === true;
-  const renderer = createRenderer({ ...DEFAULT_VIEW });
+  const renderer = createRenderer({
+    ...DEFAULT_VIEW,
+    ...viewFlags(args.values),
+  });
   return await withStopSignals(async (signal) => {
+    const sink = json ? null : terminalSink(
+      (text) => context.stdout.write(text),
+      { color: context.color },
+    );
     for await (const { line, event } of eventLines(ref, { from, signal })) {
-      if (json) {
-        await context.stdout.write(line + "\n");
-      } else {
-        const text = renderer.render(event);
-        if (text) {
-          await context.stdout.write(context.color ? text : stripAnsi(text));
-        }
-      }
+      if (sink === null) await context.stdout.write(line + "\n");
+      else await sink.event(event, renderer.render(event));
     }
+    if (sink !== null && !signal.aborted) await sink.text(renderer.finish());
     return 0;
   });
 }

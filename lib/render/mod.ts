@@ -7,3 +7,11 @@
 export { createRenderer } from "./create_renderer.ts";
 export type { Renderer } from "./renderer.ts";
 export { paint, stripAnsi, type Style } from "./ansi.ts";
+export {
+  logFileSink,
+  ndjsonSink,
+  type RenderSink,
+  terminalSink,
+  type WriteText,
+} from "./sinks.ts";
+export { readCurrentDiffs, type RenderContext } from "./current_diff.ts";

@@ -16,7 +16,17 @@ import type {
   SessionRequest,
 } from "../providers/provider.ts";
 import { createRenderer } from "../render/create_renderer.ts";
-import { stripAnsi } from "../render/ansi.ts";
+import {
+  pathOnlyChanges,
+  readCurrentDiffs,
+  type RenderContext,
+} from "../render/current_diff.ts";
+import {
+  logFileSink,
+  ndjsonSink,
+  type RenderSink,
+  terminalSink,
+} from "../render/sinks.ts";
 import type { Renderer } from "../render/renderer.ts";
 import type { ProviderEvent, RunEvent, RunStatus } from "../shared/events.ts";
 import { ensurePrivateDir, FILE_MODE } from "../shared/files.ts";
@@ -170,6 +180,9 @@ class PacketRun {
   #steered = new Map<string, number>();
   #outcomes: Record<string, PromptOutcome> = {};
   #providerName: string | null = null;
+  #outputSink: RenderSink | null;
+  #tools = new Map<string, { name: string; input: Record<string, unknown> }>();
+  #cwd: string | null = null;
 
   constructor(
     packet: Packet,
@@ -185,6 +198,14 @@ class PacketRun {
     this.#runId = options.runId ?? newId();
     this.#view = { ...DEFAULT_VIEW, ...packet.view, ...options.view };
     this.#renderer = createRenderer(this.#view);
+    const output = options.output;
+    this.#outputSink = output === undefined
+      ? null
+      : output.json
+      ? ndjsonSink((text) => output.write(text))
+      : terminalSink((text) => output.write(text), {
+        color: output.color === true,
+      });
     if (options.signal) {
       const signal = options.signal;
       if (signal.aborted) this.#abort.abort();
@@ -272,8 +293,7 @@ class PacketRun {
         null,
         null,
       );
-      const footer = this.#renderer.finish();
-      if (footer) await this.#write(footer);
+      await this.#writeText(this.#renderer.finish());
     } catch (error) {
       failure ??= error;
     }
@@ -649,6 +669,7 @@ class PacketRun {
   ): Promise<SessionOutcome> {
     const { prompt, provider, model } = planned;
     this.#providerName = provider.name;
+    this.#cwd = prompt.cwd;
     const request: SessionRequest = {
       prompt_id: prompt.id,
       attempt,
@@ -866,9 +887,14 @@ class PacketRun {
     const next = { ...this.#view, ...change };
     const replace = next.log_mode !== this.#view.log_mode;
     this.#view = next;
-    // A new renderer starts from nothing: what the old one held is dropped.
-    if (replace) this.#renderer = createRenderer(next);
-    else this.#renderer.setView(next);
+    if (replace) {
+      // A new renderer starts from nothing: what the old one held is dropped,
+      // but a line it left open is closed.
+      await this.#writeText(this.#renderer.detach());
+      this.#renderer = createRenderer(next);
+    } else {
+      this.#renderer.setView(next);
+    }
     await this.#hooks.viewChanged?.({ ...next });
   }
 
@@ -964,19 +990,48 @@ class PacketRun {
     };
     await this.#hooks.observe?.(event);
     await this.#options.onEvent?.(event);
-    const text = this.#renderer.render(event);
-    if (text && this.#transcript) {
-      await this.#transcript.write(new TextEncoder().encode(stripAnsi(text)));
+    if (type === "tool_call_started") {
+      this.#tools.set(String(data.tool_call_id ?? ""), {
+        name: String(data.tool_name ?? ""),
+        input: (data.tool_input ?? {}) as Record<string, unknown>,
+      });
     }
-    const output = this.#options.output;
-    if (output?.json) await output.write(JSON.stringify(event) + "\n");
-    else if (text) await this.#write(text);
+    const text = this.#renderer.render(event, await this.#renderContext(event));
+    for (const sink of this.#sinks()) await sink.event(event, text);
   }
 
-  async #write(text: string): Promise<void> {
-    const output = this.#options.output;
-    if (!output || output.json) return;
-    await output.write(output.color ? text : stripAnsi(text));
+  /** Text not tied to an event (a footer, a line closed on a renderer swap). */
+  async #writeText(text: string): Promise<void> {
+    if (text === "") return;
+    for (const sink of this.#sinks()) await sink.text(text);
+  }
+
+  #sinks(): RenderSink[] {
+    const sinks: RenderSink[] = [];
+    if (this.#outputSink) sinks.push(this.#outputSink);
+    const transcript = this.#transcript;
+    if (transcript) {
+      sinks.push(logFileSink(async (text) => {
+        await transcript.write(new TextEncoder().encode(text));
+      }));
+    }
+    return sinks;
+  }
+
+  /**
+   * What the renderer cannot read itself: the current `git diff` of a
+   * path-only change, when the studio view shows full diffs.
+   */
+  async #renderContext(event: RunEvent): Promise<RenderContext> {
+    if (
+      this.#renderer.mode !== "studio" || this.#view.diff !== "full" ||
+      this.#cwd === null
+    ) {
+      return {};
+    }
+    const paths = pathOnlyChanges(event, this.#tools);
+    if (paths.length === 0) return {};
+    return { current_diffs: await readCurrentDiffs(paths, this.#cwd) };
   }
 
   async #openTranscript(

@@ -17,8 +17,10 @@ Deno.test("run on a passing packet exits 0 and prints one line per event", async
   assert.equal(result.code, 0, result.stderr);
   assert.equal(result.stderr, "");
   const lines = result.stdout.trimEnd().split("\n");
-  assert.match(lines[0]!, /^01#1 prompt_started Notes \(attempt 1, run\)$/);
-  assert.match(lines.at(-1)!, /^-- run_finished completed$/);
+  assert.equal(lines[0], "▶ 01 Notes · attempt 1 (run) · simulated/simulated");
+  assert.equal(lines.at(-2), "■ run completed");
+  assert.match(lines.at(-1)!, /^--- \d+ events, 0 tools ---$/);
+  assert.ok(lines.includes(">> writing notes"));
   assert.ok(!result.stdout.includes("\x1b["), "no ANSI escapes");
 });
 

@@ -163,8 +163,14 @@ Deno.test("control events --from SEQ starts at that seq; a bad --from exits 2", 
   );
   const human = await runCli(["control", "events", packet.dir]);
   assert.equal(human.code, 0);
-  assert.match(human.stdout, /^01#1 prompt_started Quick \(attempt 1, run\)$/m);
-  assert.match(human.stdout, /^-- run_finished completed$/m);
+  assert.match(
+    human.stdout,
+    /^▶ 01 Quick · attempt 1 \(run\) · simulated\/simulated$/m,
+  );
+  assert.match(
+    human.stdout,
+    /^■ run completed\n--- \d+ events, \d+ tools ---\n$/m,
+  );
 });
 
 Deno.test("control view --tool-output full is applied at a boundary and shows in control log and the snapshot", async () => {
@@ -621,7 +627,7 @@ Deno.test("a runner killed with SIGKILL leaves a valid snapshot naming its promp
     late.stderr,
     /^error: The runner of run \S+ \(pid \d+\) is gone: it stopped without finishing the run\n$/,
   );
-  assert.ok(late.stdout.includes("prompt_started"), "the replay came first");
+  assert.ok(late.stdout.includes("▶ 01 Long"), "the replay came first");
   for (const follower of [early, earlyLog]) {
     const [status, stderr] = await Promise.all([
       follower.status,
@@ -765,7 +771,7 @@ Deno.test("a broken control directory becomes a warning on stderr and the run co
     result.stderr,
     /^warning: control plane: disabled for this run, the run goes on without it: /,
   );
-  assert.match(result.stdout, /run_finished completed/);
+  assert.match(result.stdout, /■ run completed/);
   const state = JSON.parse(
     await Deno.readTextFile(join(packet.stateRoot, "state.json")),
   );

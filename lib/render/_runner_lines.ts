@@ -1,0 +1,129 @@
+/**
+ * The wording of the runner's own events, shared by the renderers.
+ *
+ * @module
+ */
+
+import type { RunEvent } from "../shared/events.ts";
+import { cut, flatten } from "./_format.ts";
+
+/** A runner event in words: an icon, a sentence, and whether it is bad news. */
+export interface RunnerLine {
+  /** `▶`, `✓`, `✗`, `↻`, `»`, `■`. */
+  icon: string;
+  /** The sentence. */
+  text: string;
+  /** `good`, `bad`, `warn` or `info`, for colour. */
+  tone: "good" | "bad" | "warn" | "info";
+}
+
+function seconds(ms: unknown): string {
+  const value = Number(ms);
+  if (!Number.isFinite(value)) return "?";
+  return value < 1000 ? `${value} ms` : `${(value / 1000).toFixed(1)}s`;
+}
+
+/** The first problem of a verification, for one-line modes. */
+export function firstProblem(data: Record<string, unknown>): string {
+  const items = Array.isArray(data.items)
+    ? data.items as {
+      clause: string;
+      label: string;
+      status: string;
+      reason: string;
+    }[]
+    : [];
+  const bad = items.find((item) => item.status !== "pass");
+  if (bad) {
+    return `${bad.clause} ${bad.label}: ${cut(flatten(bad.reason), 120)}`;
+  }
+  return typeof data.error === "string" ? cut(flatten(data.error), 160) : "";
+}
+
+/**
+ * Describes a runner event, or returns `null` for a provider event. With
+ * `firstProblemInline` off, a failed verification's line names only counts
+ * (the caller lists the items).
+ */
+export function runnerLine(
+  event: RunEvent,
+  firstProblemInline = true,
+): RunnerLine | null {
+  const d = event.data;
+  switch (event.type) {
+    case "prompt_started":
+      return {
+        icon: "▶",
+        text:
+          `${d.prompt_id} ${d.name} · attempt ${d.attempt} (${d.mode}) · ${d.provider}/${d.model}`,
+        tone: "info",
+      };
+    case "session_resumed":
+      return {
+        icon: "↻",
+        text:
+          `resuming the session after ${d.failure_class} (${d.resume}/${d.limit})`,
+        tone: "warn",
+      };
+    case "prompt_steered":
+      return {
+        icon: "»",
+        text: `steer from ${d.author} delivered (${d.delivery}): ${
+          cut(flatten(String(d.text ?? "")), 100)
+        }`,
+        tone: "warn",
+      };
+    case "verification_finished": {
+      const total = Array.isArray(d.items) ? d.items.length : 0;
+      if (d.passed) {
+        return {
+          icon: "✓",
+          text: `verified: ${total} of ${total} checks passed`,
+          tone: "good",
+        };
+      }
+      const parts = [`${d.failures} failed`];
+      if (Number(d.faults) > 0) parts.push(`${d.faults} faulted`);
+      const problem = firstProblemInline ? firstProblem(d) : "";
+      return {
+        icon: "✗",
+        text: `verification: ${parts.join(", ")} of ${total}${
+          problem ? ` — ${problem}` : ""
+        }`,
+        tone: "bad",
+      };
+    }
+    case "retry_scheduled":
+      return {
+        icon: "↻",
+        text: `retrying in ${seconds(d.delay_ms)} after ${d.failure_class}`,
+        tone: "warn",
+      };
+    case "prompt_completed":
+      return {
+        icon: "✓",
+        text: `prompt ${d.prompt_id} completed${
+          d.reason ? `: ${cut(flatten(String(d.reason)), 160)}` : ""
+        }`,
+        tone: "good",
+      };
+    case "prompt_failed":
+      return {
+        icon: "✗",
+        text: `prompt ${d.prompt_id} ${d.status}${
+          d.reason ? `: ${cut(flatten(String(d.reason)), 160)}` : ""
+        }`,
+        tone: "bad",
+      };
+    case "run_finished":
+      return {
+        icon: "■",
+        text: `run ${d.status}${
+          d.reason ? `: ${cut(flatten(String(d.reason)), 160)}` : ""
+        }`,
+        tone: d.status === "completed" ? "good" : "bad",
+      };
+    default:
+      return null;
+  }
+}
