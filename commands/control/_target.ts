@@ -7,7 +7,14 @@
 import { join, resolve } from "node:path";
 import { currentRun, type RunRef } from "../../lib/control/mod.ts";
 import { MANIFEST_FILE } from "../../lib/packet/mod.ts";
-import { NotFoundError } from "../../lib/shared/mod.ts";
+import { NotFoundError, UsageError } from "../../lib/shared/mod.ts";
+import {
+  type FlagSpec,
+  parseCommandArgs,
+  type ParsedArgs,
+  stringFlag,
+} from "../_args.ts";
+import type { CommandContext } from "../_context.ts";
 
 async function exists(path: string): Promise<boolean> {
   try {
@@ -64,4 +71,44 @@ export async function resolveRun(
   stateRoot: string | undefined,
 ): Promise<RunRef> {
   return await currentRun(await resolveStateRoot(target, cwd, stateRoot));
+}
+
+/**
+ * The prologue of a control command that takes one optional TARGET: parses
+ * the flags (with `--state-root`), answers `--help`, refuses extra
+ * arguments, runs `check` (usage errors come before any file is read), and
+ * resolves the run.
+ *
+ * @returns The arguments and the run, or `null` when help was printed.
+ */
+export async function parseRunCommand(
+  context: CommandContext,
+  name: string,
+  help: string,
+  argv: string[],
+  flags: Record<string, FlagSpec>,
+  check: (args: ParsedArgs) => void = () => {},
+): Promise<{ args: ParsedArgs; ref: RunRef } | null> {
+  const args = parseCommandArgs(`control ${name}`, argv, {
+    ...flags,
+    "state-root": { type: "string" },
+  });
+  if (args.values.help) {
+    await context.stdout.write(help);
+    return null;
+  }
+  if (args.positionals.length > 1) {
+    throw new UsageError("Too many arguments: expected at most one TARGET", {
+      hint: `Run 'prompt_runner control ${name} --help'`,
+    });
+  }
+  check(args);
+  return {
+    args,
+    ref: await resolveRun(
+      args.positionals[0],
+      context.cwd,
+      stringFlag(args, "state-root"),
+    ),
+  };
 }

@@ -7,11 +7,11 @@
 import { eventLines, type EventsFrom } from "../../lib/control/mod.ts";
 import { createRenderer, terminalSink } from "../../lib/render/mod.ts";
 import { DEFAULT_VIEW, UsageError } from "../../lib/shared/mod.ts";
-import { parseCommandArgs, stringFlag } from "../_args.ts";
+import { stringFlag } from "../_args.ts";
 import type { Command, CommandContext } from "../_context.ts";
 import { viewFlags } from "../run.ts";
 import { withStopSignals } from "./_signals.ts";
-import { resolveRun } from "./_target.ts";
+import { parseRunCommand } from "./_target.ts";
 
 const HELP = `Usage: prompt_runner control events [TARGET] [options]
 
@@ -58,35 +58,23 @@ async function events(
   context: CommandContext,
   argv: string[],
 ): Promise<number> {
-  const args = parseCommandArgs("control events", argv, {
+  let from: EventsFrom = "start";
+  let view = {};
+  const parsed = await parseRunCommand(context, "events", HELP, argv, {
     from: { type: "string" },
     "log-mode": { type: "string" },
     "tool-output": { type: "string" },
     thinking: { type: "string" },
     diff: { type: "string" },
-    "state-root": { type: "string" },
     json: { type: "boolean" },
+  }, (args) => {
+    from = parseFrom(stringFlag(args, "from"));
+    view = viewFlags(args.values);
   });
-  if (args.values.help) {
-    await context.stdout.write(HELP);
-    return 0;
-  }
-  if (args.positionals.length > 1) {
-    throw new UsageError("Too many arguments: expected at most one TARGET", {
-      hint: "Run 'prompt_runner control events --help'",
-    });
-  }
-  const from = parseFrom(stringFlag(args, "from"));
-  const ref = await resolveRun(
-    args.positionals[0],
-    context.cwd,
-    stringFlag(args, "state-root"),
-  );
+  if (parsed === null) return 0;
+  const { args, ref } = parsed;
   const json = args.values.json === true;
-  const renderer = createRenderer({
-    ...DEFAULT_VIEW,
-    ...viewFlags(args.values),
-  });
+  const renderer = createRenderer({ ...DEFAULT_VIEW, ...view });
   return await withStopSignals(async (signal) => {
     const sink = json ? null : terminalSink(
       (text) => context.stdout.write(text),

@@ -6,11 +6,9 @@
 
 import { followLog, log, type LogEntry } from "../../lib/control/mod.ts";
 import { paint, stripAnsi } from "../../lib/render/mod.ts";
-import { UsageError } from "../../lib/shared/mod.ts";
-import { parseCommandArgs, stringFlag } from "../_args.ts";
 import type { Command, CommandContext } from "../_context.ts";
 import { withStopSignals } from "./_signals.ts";
-import { resolveRun } from "./_target.ts";
+import { parseRunCommand } from "./_target.ts";
 
 const HELP = `Usage: prompt_runner control log [TARGET] [options]
 
@@ -55,25 +53,12 @@ async function logCommand(
   context: CommandContext,
   argv: string[],
 ): Promise<number> {
-  const args = parseCommandArgs("control log", argv, {
+  const parsed = await parseRunCommand(context, "log", HELP, argv, {
     follow: { type: "boolean" },
-    "state-root": { type: "string" },
     json: { type: "boolean" },
   });
-  if (args.values.help) {
-    await context.stdout.write(HELP);
-    return 0;
-  }
-  if (args.positionals.length > 1) {
-    throw new UsageError("Too many arguments: expected at most one TARGET", {
-      hint: "Run 'prompt_runner control log --help'",
-    });
-  }
-  const ref = await resolveRun(
-    args.positionals[0],
-    context.cwd,
-    stringFlag(args, "state-root"),
-  );
+  if (parsed === null) return 0;
+  const { args, ref } = parsed;
   const print = async (entry: LogEntry): Promise<void> => {
     if (args.values.json) await context.stdout.json(entry);
     else {

@@ -6,10 +6,9 @@
 
 import { type Snapshot, snapshot } from "../../lib/control/mod.ts";
 import { paint, stripAnsi } from "../../lib/render/mod.ts";
-import { readRunLock, UsageError } from "../../lib/shared/mod.ts";
-import { parseCommandArgs, stringFlag } from "../_args.ts";
+import { readRunLock } from "../../lib/shared/mod.ts";
 import type { Command, CommandContext } from "../_context.ts";
-import { resolveRun } from "./_target.ts";
+import { parseRunCommand } from "./_target.ts";
 
 const HELP = `Usage: prompt_runner control status [TARGET] [options]
 
@@ -58,24 +57,11 @@ async function status(
   context: CommandContext,
   argv: string[],
 ): Promise<number> {
-  const args = parseCommandArgs("control status", argv, {
-    "state-root": { type: "string" },
+  const parsed = await parseRunCommand(context, "status", HELP, argv, {
     json: { type: "boolean" },
   });
-  if (args.values.help) {
-    await context.stdout.write(HELP);
-    return 0;
-  }
-  if (args.positionals.length > 1) {
-    throw new UsageError("Too many arguments: expected at most one TARGET", {
-      hint: "Run 'prompt_runner control status --help'",
-    });
-  }
-  const ref = await resolveRun(
-    args.positionals[0],
-    context.cwd,
-    stringFlag(args, "state-root"),
-  );
+  if (parsed === null) return 0;
+  const { args, ref } = parsed;
   const current = await snapshot(ref);
   if (args.values.json) {
     await context.stdout.json(current);

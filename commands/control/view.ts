@@ -5,11 +5,11 @@
  */
 
 import { setView } from "../../lib/control/mod.ts";
-import { UsageError } from "../../lib/shared/mod.ts";
-import { parseCommandArgs, stringFlag } from "../_args.ts";
+import { UsageError, type ViewSettings } from "../../lib/shared/mod.ts";
+import { stringFlag } from "../_args.ts";
 import type { Command, CommandContext } from "../_context.ts";
 import { viewFlags } from "../run.ts";
-import { resolveRun } from "./_target.ts";
+import { parseRunCommand } from "./_target.ts";
 
 const HELP = `Usage: prompt_runner control view [TARGET] [settings] [options]
 
@@ -35,35 +35,24 @@ Exit codes:
 `;
 
 async function view(context: CommandContext, argv: string[]): Promise<number> {
-  const args = parseCommandArgs("control view", argv, {
+  let settings: Partial<ViewSettings> = {};
+  const parsed = await parseRunCommand(context, "view", HELP, argv, {
     "log-mode": { type: "string" },
     "tool-output": { type: "string" },
     thinking: { type: "string" },
     diff: { type: "string" },
     author: { type: "string" },
-    "state-root": { type: "string" },
+  }, (args) => {
+    settings = viewFlags(args.values);
+    if (Object.keys(settings).length === 0) {
+      throw new UsageError("Name at least one setting to change", {
+        hint:
+          "Use --log-mode, --tool-output, --thinking or --diff; see 'prompt_runner control view --help'",
+      });
+    }
   });
-  if (args.values.help) {
-    await context.stdout.write(HELP);
-    return 0;
-  }
-  if (args.positionals.length > 1) {
-    throw new UsageError("Too many arguments: expected at most one TARGET", {
-      hint: "Run 'prompt_runner control view --help'",
-    });
-  }
-  const settings = viewFlags(args.values);
-  if (Object.keys(settings).length === 0) {
-    throw new UsageError("Name at least one setting to change", {
-      hint:
-        "Use --log-mode, --tool-output, --thinking or --diff; see 'prompt_runner control view --help'",
-    });
-  }
-  const ref = await resolveRun(
-    args.positionals[0],
-    context.cwd,
-    stringFlag(args, "state-root"),
-  );
+  if (parsed === null) return 0;
+  const { args, ref } = parsed;
   const author = stringFlag(args, "author");
   const receipt = await setView(
     ref,

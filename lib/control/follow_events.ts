@@ -8,7 +8,7 @@
 import { join } from "node:path";
 import { NotFoundError, RunLostError } from "../shared/errors.ts";
 import type { RunEvent } from "../shared/events.ts";
-import { runnerGone } from "./_liveness.ts";
+import { followedRunState, runnerGoneError } from "./_liveness.ts";
 import { DirWaker, LineTail } from "./_tail.ts";
 import { controlPaths, type RunRef, safeName } from "./paths.ts";
 import { readSnapshotFile } from "./snapshot.ts";
@@ -148,26 +148,25 @@ export async function* eventLines(
       }
       if (Date.now() - lastCheck >= 1000) {
         lastCheck = Date.now();
-        const now = await readSnapshotFile(paths.snapshot).catch(() => null);
-        if (now === null || now.run_id !== ref.run_id) {
-          // Our file was moved to the archive; the handle still reads it.
+        // Whatever ended the run, drain once more: run_finished may be there.
+        // (A superseded run's file was moved; the open handle still reads it.)
+        const now = await followedRunState(ref);
+        if (now.state === "superseded") {
           ending = new RunLostError(
             `Run ${ref.run_id} was superseded by run ${
-              now?.run_id ?? "(unknown)"
+              now.by ?? "(unknown)"
             } before it finished`,
           );
           continue;
         }
-        if (now.status !== "running") {
+        if (now.state === "ended") {
           ending = new RunLostError(
             `Run ${ref.run_id} ended (${now.status}) without run_finished`,
           );
           continue;
         }
-        if (await runnerGone(ref, now)) {
-          ending = new RunLostError(
-            `The runner of run ${ref.run_id} (pid ${now.pid}) is gone: it stopped without finishing the run`,
-          );
+        if (now.state === "gone") {
+          ending = runnerGoneError(ref, now.pid);
           continue;
         }
       }

@@ -13,6 +13,7 @@ import {
   appendLine,
   ensurePrivateDir,
   FILE_MODE,
+  pathExists,
   readTextIfExists,
   syncDir,
   writeFileAtomic,
@@ -27,6 +28,7 @@ import type {
   SteerResult,
 } from "../shared/run_hooks.ts";
 import { parseViewSettings, type ViewSettings } from "../shared/view.ts";
+import { hostname } from "../shared/run_lock.ts";
 import { type LogEntry, type Outcome, readLogFile } from "./log_entry.ts";
 import { type ControlPaths, controlPaths, safeName } from "./paths.ts";
 import { readSnapshotFile, type Snapshot } from "./snapshot.ts";
@@ -82,24 +84,6 @@ interface Receipt {
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function hostname(): string {
-  try {
-    return Deno.hostname();
-  } catch {
-    return "unknown";
-  }
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return false;
-    throw error;
-  }
 }
 
 function errorText(error: unknown): string {
@@ -224,7 +208,7 @@ export class ControlPlane implements RunHooks {
           this.#paths.archive,
           `${safeName(info.run_id)}.jsonl`,
         );
-        if (await exists(archived)) {
+        if (await pathExists(archived)) {
           await Deno.rename(archived, this.#paths.events);
           await this.#reopen();
         }

@@ -4,12 +4,11 @@
  * @module
  */
 
-import { RunLostError } from "../shared/errors.ts";
-import { runnerGone } from "./_liveness.ts";
+import type { RunLostError } from "../shared/errors.ts";
+import { followedRunState, runnerGoneError } from "./_liveness.ts";
 import { DirWaker, LineTail } from "./_tail.ts";
 import { type LogEntry, parseLogLines, readLogFile } from "./log_entry.ts";
 import { controlPaths, type RunRef } from "./paths.ts";
-import { readSnapshotFile } from "./snapshot.ts";
 
 /**
  * Returns every audit log entry of a run, oldest first: each command sent to
@@ -70,17 +69,12 @@ export async function* followLog(
       if (ending !== null) throw ending;
       if (Date.now() - lastCheck >= 1000) {
         lastCheck = Date.now();
-        const now = await readSnapshotFile(paths.snapshot).catch(() => null);
-        if (
-          now === null || now.run_id !== ref.run_id || now.status !== "running"
-        ) {
-          ending = "done";
-          continue;
-        }
-        if (await runnerGone(ref, now)) {
-          ending = new RunLostError(
-            `The runner of run ${ref.run_id} (pid ${now.pid}) is gone: it stopped without finishing the run`,
-          );
+        const now = await followedRunState(ref);
+        if (now.state !== "running") {
+          // Drain once more before ending: the last entries may be there.
+          ending = now.state === "gone"
+            ? runnerGoneError(ref, now.pid)
+            : "done";
           continue;
         }
       }

@@ -75,7 +75,8 @@ async function processState(
   return state === "Z" || state === "X" || state === "x" ? "dead" : "alive";
 }
 
-function hostname(): string {
+/** This machine's host name, or `unknown` without `--allow-sys=hostname`. */
+export function hostname(): string {
   try {
     return Deno.hostname();
   } catch {
