@@ -6,7 +6,7 @@
 
 import { join, resolve } from "node:path";
 import { MANIFEST_FILE } from "../lib/packet/mod.ts";
-import { NotFoundError } from "../lib/shared/mod.ts";
+import { isDirectory, NotFoundError } from "../lib/shared/mod.ts";
 
 /** A resolved target: where the packet is and where its state lives. */
 export interface Target {
@@ -14,14 +14,6 @@ export interface Target {
   packetDir: string;
   /** The state root. */
   stateRoot: string;
-}
-
-async function isDirectory(path: string): Promise<boolean> {
-  try {
-    return (await Deno.stat(path)).isDirectory;
-  } catch {
-    return false;
-  }
 }
 
 /**

@@ -8,16 +8,12 @@
 import { join, resolve } from "node:path";
 import { controlPaths } from "../../lib/control/mod.ts";
 import type { AmendTarget } from "../../lib/runner/mod.ts";
-import { NotFoundError, UsageError } from "../../lib/shared/mod.ts";
+import {
+  isDirectory,
+  NotFoundError,
+  UsageError,
+} from "../../lib/shared/mod.ts";
 import { isPacketDir } from "./_target.ts";
-
-async function isDirectory(path: string): Promise<boolean> {
-  try {
-    return (await Deno.stat(path)).isDirectory;
-  } catch {
-    return false;
-  }
-}
 
 /**
  * Splits `[TARGET] PROMPT_ID` and resolves TARGET (a packet directory, or a

@@ -7,7 +7,7 @@
 import { join, resolve } from "node:path";
 import { currentRun, type RunRef } from "../../lib/control/mod.ts";
 import { MANIFEST_FILE } from "../../lib/packet/mod.ts";
-import { NotFoundError, UsageError } from "../../lib/shared/mod.ts";
+import { NotFoundError, pathExists, UsageError } from "../../lib/shared/mod.ts";
 import {
   type FlagSpec,
   parseCommandArgs,
@@ -16,18 +16,9 @@ import {
 } from "../_args.ts";
 import type { CommandContext } from "../_context.ts";
 
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** Tells whether a path is a packet directory (it has a manifest). */
 export async function isPacketDir(path: string): Promise<boolean> {
-  return await exists(join(path, MANIFEST_FILE));
+  return await pathExists(join(path, MANIFEST_FILE));
 }
 
 /**
@@ -45,9 +36,9 @@ export async function resolveStateRoot(
   if (stateRoot !== undefined) return resolve(cwd, stateRoot);
   const dir = resolve(cwd, target ?? ".");
   if (await isPacketDir(dir)) return join(dir, ".prompt_runner");
-  if (await exists(join(dir, "control"))) return dir;
+  if (await pathExists(join(dir, "control"))) return dir;
   const shown = target ?? dir;
-  if (!(await exists(dir))) {
+  if (!(await pathExists(dir))) {
     throw new NotFoundError(
       `Cannot find packet "${shown}": no such directory`,
       {

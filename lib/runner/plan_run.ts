@@ -9,6 +9,7 @@ import { normalizePromptId } from "../packet/load_packet.ts";
 import { getProvider } from "../providers/get_provider.ts";
 import type { Provider } from "../providers/provider.ts";
 import { NotFoundError, UsageError } from "../shared/errors.ts";
+import { isDirectory } from "../shared/files.ts";
 
 /** A prompt with the provider and model it will run on. */
 export interface PlannedPrompt {
@@ -28,14 +29,6 @@ export interface PlanOptions {
   provider?: string;
   /** A model for every prompt, replacing the packet's. */
   model?: string;
-}
-
-async function isDirectory(path: string): Promise<boolean> {
-  try {
-    return (await Deno.stat(path)).isDirectory;
-  } catch {
-    return false;
-  }
 }
 
 /**

@@ -160,3 +160,12 @@ export async function pathExists(path: string): Promise<boolean> {
     throw error;
   }
 }
+
+/** Tells whether a path is a directory (following symlinks); `false` when it is missing. */
+export async function isDirectory(path: string): Promise<boolean> {
+  try {
+    return (await Deno.stat(path)).isDirectory;
+  } catch {
+    return false;
+  }
+}

@@ -47,3 +47,4 @@ export type {
   SteerResult,
 } from "./run_hooks.ts";
 export { readRunLock, type RunLockInfo } from "./run_lock.ts";
+export { isDirectory, pathExists } from "./files.ts";

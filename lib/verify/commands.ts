@@ -13,6 +13,7 @@ import {
 import type { VerifyItem } from "./report.ts";
 import { repoOf, type VerifyScope } from "./scope.ts";
 import { runProcess } from "../shared/run_process.ts";
+import { isDirectory } from "../shared/files.ts";
 
 const OUTPUT_LIMIT = 8 * 1024;
 
@@ -28,14 +29,6 @@ function tail(text: string): string {
     ? `[truncated: ${trimmed.length - OUTPUT_LIMIT} earlier characters]\n` +
       trimmed.slice(-OUTPUT_LIMIT)
     : trimmed;
-}
-
-async function isDirectory(path: string): Promise<boolean> {
-  try {
-    return (await Deno.stat(path)).isDirectory;
-  } catch {
-    return false;
-  }
 }
 
 async function exists(path: string): Promise<boolean> {
