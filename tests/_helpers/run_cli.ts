@@ -79,3 +79,46 @@ export async function waitFor<T>(
   }
   throw new Error(`Timed out waiting for ${what}`);
 }
+
+/** What a CLI piped into `head -N` left: head's lines, the CLI's status and stderr. */
+export interface HeadResult {
+  /** The lines `head` printed. */
+  lines: string[];
+  /** The CLI's own exit status (bash's PIPESTATUS[0]). */
+  code: number;
+  /** The CLI's stderr. */
+  stderr: string;
+}
+
+/** Runs `prompt_runner ARGS | head -N` through a real shell pipe. */
+export async function pipeToHead(
+  args: string[],
+  count: number,
+): Promise<HeadResult> {
+  const dir = await Deno.makeTempDir({ prefix: "prompt_runner_head_" });
+  try {
+    const command = [Deno.execPath(), ...cliArgs(args)]
+      .map((arg) => `'${arg.replaceAll("'", `'\\''`)}'`).join(" ");
+    const output = await new Deno.Command("bash", {
+      args: [
+        "-c",
+        `${command} 2>"$1" | head -${count}; echo "status=\${PIPESTATUS[0]}"`,
+        "bash",
+        join(dir, "stderr.txt"),
+      ],
+      env: { NO_COLOR: "1" },
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const lines = new TextDecoder().decode(output.stdout).trimEnd().split("\n");
+    const status = lines.pop() ?? "";
+    return {
+      lines,
+      code: Number(status.replace("status=", "")),
+      stderr: await Deno.readTextFile(join(dir, "stderr.txt")),
+    };
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}

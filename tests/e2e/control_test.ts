@@ -13,7 +13,7 @@ import {
   startRun,
   waitForSnapshot,
 } from "../_helpers/live_run.ts";
-import { cliArgs, runCli, spawnCli, waitFor } from "../_helpers/run_cli.ts";
+import { pipeToHead, runCli, spawnCli, waitFor } from "../_helpers/run_cli.ts";
 import { makePacket, promptFile } from "../_helpers/temp_packet.ts";
 
 /** A prompt that plays `rounds` rounds of six events, `delay` ms apart. */
@@ -648,28 +648,10 @@ Deno.test("control events --json | head -3 exits promptly and quietly while the 
   });
   const run = startRun(packet.dir);
   await run.until((e) => e.type === "run_started");
-  const follower = [
-    Deno.execPath(),
-    ...cliArgs(["control", "events", packet.dir, "--json"]),
-  ]
-    .map((arg) => `'${arg.replaceAll("'", `'\\''`)}'`).join(" ");
-  const output = await new Deno.Command("bash", {
-    args: [
-      "-c",
-      `${follower} 2>"$1" | head -3; echo "follower=\${PIPESTATUS[0]}"`,
-      "bash",
-      join(packet.root, "err.txt"),
-    ],
-    env: { NO_COLOR: "1" },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const lines = new TextDecoder().decode(output.stdout).trimEnd().split("\n");
-  assert.equal(lines.length, 4);
-  assert.deepEqual(lines.slice(0, 3).map((l) => JSON.parse(l).seq), [1, 2, 3]);
-  assert.equal(lines[3], "follower=0");
-  assert.equal(await Deno.readTextFile(join(packet.root, "err.txt")), "");
+  const head = await pipeToHead(["control", "events", packet.dir, "--json"], 3);
+  assert.deepEqual(head.lines.map((l) => JSON.parse(l).seq), [1, 2, 3]);
+  assert.equal(head.code, 0);
+  assert.equal(head.stderr, "");
   const done = await run.finish();
   assert.equal(done.code, 0, done.stderr);
   assert.equal(

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { LineReader, readAll } from "../_helpers/lines.ts";
-import { cliArgs, runCli, spawnCli } from "../_helpers/run_cli.ts";
+import { pipeToHead, runCli, spawnCli } from "../_helpers/run_cli.ts";
 import { makePacket, promptFile } from "../_helpers/temp_packet.ts";
 
 // Long enough that only an early stop ends it before a test gives up.
@@ -138,23 +138,9 @@ Deno.test("run --json piped into a real `head -1` ends with status 0 and no stde
   await using packet = await makePacket({
     prompts: { "01_slow.prompt.md": SLOW },
   });
-  const command = [Deno.execPath(), ...cliArgs(["run", packet.dir, "--json"])]
-    .map((arg) => `'${arg.replaceAll("'", `'\\''`)}'`).join(" ");
-  const output = await new Deno.Command("bash", {
-    args: [
-      "-c",
-      `${command} 2>"$1" | head -1; echo "runner=\${PIPESTATUS[0]}"`,
-      "bash",
-      join(packet.root, "stderr.txt"),
-    ],
-    env: { NO_COLOR: "1" },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const stdout = new TextDecoder().decode(output.stdout).trimEnd().split("\n");
-  assert.equal(stdout.length, 2);
-  assert.equal(JSON.parse(stdout[0]!).seq, 1);
-  assert.equal(stdout[1], "runner=0");
-  assert.equal(await Deno.readTextFile(join(packet.root, "stderr.txt")), "");
+  const head = await pipeToHead(["run", packet.dir, "--json"], 1);
+  assert.equal(head.lines.length, 1);
+  assert.equal(JSON.parse(head.lines[0]!).seq, 1);
+  assert.equal(head.code, 0);
+  assert.equal(head.stderr, "");
 });
