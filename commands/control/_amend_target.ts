@@ -5,7 +5,7 @@
  * @module
  */
 
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { controlPaths } from "../../lib/control/mod.ts";
 import type { AmendTarget } from "../../lib/runner/mod.ts";
 import {
@@ -78,11 +78,4 @@ export async function resolveAmendTarget(
         `Name the packet directory: 'prompt_runner control ${command} PACKET PROMPT_ID'`,
     },
   );
-}
-
-/** The state root an amend target uses. */
-export function targetStateRoot(target: AmendTarget): string {
-  return typeof target === "string"
-    ? join(target, ".prompt_runner")
-    : target.state_root ?? join(target.packet_dir, ".prompt_runner");
 }

@@ -6,7 +6,6 @@
  */
 
 import {
-  asText,
   cut,
   field,
   flatten,
@@ -217,9 +216,4 @@ export function toolResultText(result: ToolResult, details: boolean): string {
         ? `${name} failed${details && output ? ` (${size(output)})` : ""}`
         : `${name} complete${details && output ? ` (${size(output)})` : ""}`;
   }
-}
-
-/** The tool's output as text (a `{output}` map unwrapped). */
-export function toolOutputText(value: unknown): string {
-  return asText(value);
 }

@@ -29,7 +29,7 @@ import {
 } from "../render/sinks.ts";
 import type { Renderer } from "../render/renderer.ts";
 import type { ProviderEvent, RunEvent, RunStatus } from "../shared/events.ts";
-import { ensurePrivateDir, FILE_MODE } from "../shared/files.ts";
+import { ensurePrivateDir, FILE_MODE, writeAll } from "../shared/files.ts";
 import { newId } from "../shared/new_id.ts";
 import { sleep } from "../shared/sleep.ts";
 import { DEFAULT_VIEW, type ViewSettings } from "../shared/view.ts";
@@ -173,6 +173,7 @@ class PacketRun {
   #renderer: Renderer;
   #state: RunState = emptyState();
   #transcript: Deno.FsFile | null = null;
+  #transcriptSink: RenderSink | null = null;
   #session: Session | null = null;
   #current: { prompt: string; attempt: number } | null = null;
   #steers: SteerCommand[] = [];
@@ -1009,12 +1010,7 @@ class PacketRun {
   #sinks(): RenderSink[] {
     const sinks: RenderSink[] = [];
     if (this.#outputSink) sinks.push(this.#outputSink);
-    const transcript = this.#transcript;
-    if (transcript) {
-      sinks.push(logFileSink(async (text) => {
-        await transcript.write(new TextEncoder().encode(text));
-      }));
-    }
+    if (this.#transcriptSink) sinks.push(this.#transcriptSink);
     return sinks;
   }
 
@@ -1060,12 +1056,17 @@ class PacketRun {
       "--- events ---",
       "",
     ].join("\n");
-    await this.#transcript.write(new TextEncoder().encode(header));
+    const file = this.#transcript;
+    await writeAll(file, new TextEncoder().encode(header));
+    this.#transcriptSink = logFileSink((text) =>
+      writeAll(file, new TextEncoder().encode(text))
+    );
   }
 
   async #closeTranscript(): Promise<void> {
     const file = this.#transcript;
     this.#transcript = null;
+    this.#transcriptSink = null;
     if (file) {
       await file.sync().catch(() => {});
       file.close();

@@ -19,7 +19,11 @@ function tempName(path: string): string {
   return join(dirname(path), `.${basename(path)}.${tail}.tmp`);
 }
 
-async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
+/** Writes all of `bytes` (a single `write` may write only part). */
+export async function writeAll(
+  file: Deno.FsFile,
+  bytes: Uint8Array,
+): Promise<void> {
   let offset = 0;
   while (offset < bytes.length) {
     offset += await file.write(bytes.subarray(offset));
