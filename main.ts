@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run --allow-read --allow-write --allow-run --allow-env --allow-sys=hostname
+#!/usr/bin/env -S deno run --allow-read --allow-write --allow-run --allow-env --allow-sys=hostname,uid
 /**
  * The prompt_runner command line: parses the command, dispatches to
  * `commands/`, and turns errors into `error:` lines and exit codes.
@@ -10,6 +10,7 @@ import { COMMANDS } from "./commands/_registry.ts";
 import type { CommandContext } from "./commands/_context.ts";
 import { StdoutClosedError, Writer } from "./commands/_output.ts";
 import { ExitCode, PromptRunnerError } from "./lib/shared/mod.ts";
+import { isEnvironmentError } from "./lib/shared/files.ts";
 import denoJson from "./deno.json" with { type: "json" };
 
 const VERSION: string = denoJson.version;
@@ -37,7 +38,7 @@ Options:
 Exit codes:
   0 ok   1 the run failed   2 usage error   3 not found
   4 refused by state   5 a followed run ended without run_finished
-  70 internal error   130/143 interrupted by SIGINT/SIGTERM
+  70 internal error   129/130/143 interrupted by SIGHUP/SIGINT/SIGTERM
 
 Run 'prompt_runner COMMAND --help' for a command's options.
 `;
@@ -115,6 +116,14 @@ async function report(
       return error.exitCode;
     }
     const message = error instanceof Error ? error.message : String(error);
+    if (isEnvironmentError(error)) {
+      // A full disk or an I/O error is the environment's failure, not a bug.
+      await context.stderr.line(`error: ${message}`);
+      await context.stderr.line(
+        "hint: Free space (or fix the file system) and try again",
+      );
+      return ExitCode.RUN_FAILED;
+    }
     await context.stderr.line(`error: internal error: ${message}`);
     if (debug && error instanceof Error && error.stack) {
       await context.stderr.line(error.stack);
@@ -128,6 +137,8 @@ async function report(
   }
   return error instanceof PromptRunnerError
     ? error.exitCode
+    : isEnvironmentError(error)
+    ? ExitCode.RUN_FAILED
     : ExitCode.INTERNAL;
 }
 

@@ -9,11 +9,15 @@ import { currentRun, snapshot } from "../lib/control/mod.ts";
 import { loadPacket } from "../lib/packet/mod.ts";
 import { runPacket } from "../lib/runner/mod.ts";
 import {
+  checkRunId,
+  EnvironmentError,
   parseViewSettings,
   StateError,
   UsageError,
   type ViewSettings,
 } from "../lib/shared/mod.ts";
+import { isEnvironmentError } from "../lib/shared/files.ts";
+import { hangupIgnored } from "../lib/shared/hangup.ts";
 import { parseCommandArgs, stringFlag } from "./_args.ts";
 import type { Command, CommandContext } from "./_context.ts";
 import { StdoutClosedError } from "./_output.ts";
@@ -35,21 +39,34 @@ Options:
   --state-root DIR    Keep run state in DIR (default: PACKET/.prompt_runner)
   --resume            Continue the state root's last run under the same run
                       id when its runner died before finishing it
-  --run-id ID         Use this run id (a resumed run keeps its events,
-                      budgets and audit trail)
+  --run-id ID         Use this run id: up to 128 letters, digits, '.', '_'
+                      and '-' (a resumed run keeps its events, budgets and
+                      audit trail)
   --json              Print canonical events as NDJSON instead of text
   -h, --help          Show this help
 
 Exit codes:
   0 completed   1 the run failed, was blocked or interrupted   2 usage error
-  3 packet, prompt or repo not found   4 another run holds the state root
-  130/143 stopped by SIGINT/SIGTERM (the run is recorded as interrupted)
+  3 packet, prompt or repo not found   4 another run holds the state root,
+  or the state root is not usable (a link, another user's, not a directory)
+  129/130/143 stopped by SIGHUP/SIGINT/SIGTERM (recorded as interrupted;
+  a run started under nohup ignores SIGHUP)
+
+A full disk or an I/O error stops the run with exit 1 and a message naming
+the path; free space, then continue with --resume.
 
 Examples:
   prompt_runner run examples/demo
   prompt_runner run examples/demo 02 --log-mode verbose
   prompt_runner run examples/demo --json | jq -c 'select(.type=="prompt_completed")'
 `;
+
+/** Exit codes of a run stopped by a signal: 128 + the signal's number. */
+const SIGNAL_EXIT: Partial<Record<Deno.Signal, number>> = {
+  SIGHUP: 129,
+  SIGINT: 130,
+  SIGTERM: 143,
+};
 
 const FLAGS = {
   provider: { type: "string" },
@@ -95,13 +112,6 @@ async function chooseRunId(
   stateRoot: string,
 ): Promise<string | undefined> {
   if (runId !== undefined) {
-    if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(runId)) {
-      throw new UsageError(
-        `Invalid --run-id ${
-          JSON.stringify(runId)
-        }: use letters, digits, '.', '_' and '-'`,
-      );
-    }
     if (resume) {
       throw new UsageError("Give --resume or --run-id, not both");
     }
@@ -133,6 +143,8 @@ async function run(context: CommandContext, argv: string[]): Promise<number> {
     });
   }
   const view = viewFlags(args.values);
+  const givenRunId = stringFlag(args, "run-id");
+  if (givenRunId !== undefined) checkRunId(givenRunId);
   const packet = await loadPacket(packetDir);
   for (const warning of packet.warnings) {
     await context.stderr.line(`warning: ${warning}`);
@@ -141,14 +153,19 @@ async function run(context: CommandContext, argv: string[]): Promise<number> {
   const abort = new AbortController();
   let signalled: Deno.Signal | null = null;
   let stdoutClosed = false;
+  let outputFailure: Error | null = null;
   const onSignal = (signal: Deno.Signal) => () => {
-    if (signalled !== null) Deno.exit(signal === "SIGINT" ? 130 : 143);
+    if (signalled !== null) Deno.exit(SIGNAL_EXIT[signal] ?? 1);
     signalled = signal;
     abort.abort();
   };
+  // A closed terminal (SIGHUP) ends the run like SIGTERM, unless the runner
+  // was started under nohup: then it keeps running, as nohup promised.
+  const nohup = await hangupIgnored();
   const listeners: [Deno.Signal, () => void][] = [
     ["SIGINT", onSignal("SIGINT")],
     ["SIGTERM", onSignal("SIGTERM")],
+    ["SIGHUP", nohup ? () => {} : onSignal("SIGHUP")],
   ];
   for (const [signal, listener] of listeners) {
     Deno.addSignalListener(signal, listener);
@@ -185,6 +202,12 @@ async function run(context: CommandContext, argv: string[]): Promise<number> {
           try {
             await context.stdout.write(text);
           } catch (error) {
+            if (isEnvironmentError(error)) {
+              // stdout is a full disk (or /dev/full): stop the run, say so.
+              outputFailure ??= error as Error;
+              abort.abort();
+              return;
+            }
             if (!(error instanceof StdoutClosedError)) throw error;
             // The reader is gone (| head): stop the run and end quietly.
             stdoutClosed = true;
@@ -193,8 +216,20 @@ async function run(context: CommandContext, argv: string[]): Promise<number> {
         },
       },
     });
+    if (outputFailure !== null) {
+      throw new EnvironmentError(
+        `Cannot write the run's output to standard output: ${
+          (outputFailure as Error).message.replace(/:.*$/, "")
+        }; the run stopped and is recorded as interrupted`,
+        {
+          code: "OUTPUT_FAILED",
+          hint:
+            "Send the output somewhere with room, then continue with a new run (or --run-id)",
+        },
+      );
+    }
     if (stdoutClosed) return 0;
-    if (signalled !== null) return signalled === "SIGINT" ? 130 : 143;
+    if (signalled !== null) return SIGNAL_EXIT[signalled] ?? 1;
     if (result.status === "completed") return 0;
     await context.stderr.line(
       `error: the run ${result.status}: ${

@@ -12,5 +12,5 @@ export const CLI_PERMISSIONS: readonly string[] = [
   "--allow-write",
   "--allow-run",
   "--allow-env",
-  "--allow-sys=hostname",
+  "--allow-sys=hostname,uid",
 ];

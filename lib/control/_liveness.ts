@@ -39,7 +39,10 @@ export type RunState =
 
 /** Reads where a followed run stands (cheap unless its heartbeat is stale). */
 export async function followedRunState(ref: RunRef): Promise<RunState> {
-  const now = await readSnapshotFile(controlPaths(ref.state_root).snapshot)
+  const now = await readSnapshotFile(
+    controlPaths(ref.state_root).snapshot,
+    ref.state_root,
+  )
     .catch(() => null);
   if (now === null || now.run_id !== ref.run_id) {
     return { state: "superseded", by: now?.run_id ?? null };

@@ -84,7 +84,7 @@ export async function* eventLines(
   options: EventsOptions = {},
 ): AsyncGenerator<EventLine> {
   const paths = controlPaths(ref.state_root);
-  const current = await readSnapshotFile(paths.snapshot);
+  const current = await readSnapshotFile(paths.snapshot, ref.state_root);
   if (current === null) {
     throw new NotFoundError(
       `No run recorded in state root "${ref.state_root}"`,

@@ -4,7 +4,12 @@
  * @module
  */
 
-import { readTextIfExists } from "../shared/files.ts";
+import {
+  appendLine,
+  ensurePrivateDir,
+  readTextIfExists,
+} from "../shared/files.ts";
+import type { ControlPaths } from "./paths.ts";
 
 /** How the plane answered a command. */
 export type Outcome = "applied" | "accepted" | "rejected" | "received";
@@ -59,8 +64,29 @@ export function parseLogLines(text: string): LogEntry[] {
   return entries;
 }
 
-/** Reads every entry of a log file (none when it does not exist). */
-export async function readLogFile(path: string): Promise<LogEntry[]> {
-  const text = await readTextIfExists(path);
+/** Reads every entry of a state root's log (none when it does not exist). */
+export async function readLogFile(paths: ControlPaths): Promise<LogEntry[]> {
+  const text = await readTextIfExists(paths.log, { within: paths.root });
   return text === null ? [] : parseLogLines(text);
+}
+
+/**
+ * Appends an entry (synced) to a state root's log, making `control/` when
+ * it is missing. Never through a link.
+ */
+export async function appendLogEntry(
+  paths: ControlPaths,
+  entry: Omit<LogEntry, "v" | "at"> & { at?: string },
+): Promise<LogEntry> {
+  const { at, ...rest } = entry;
+  const line: LogEntry = { v: 1, at: at ?? new Date().toISOString(), ...rest };
+  const text = JSON.stringify(line);
+  try {
+    await appendLine(paths.log, text, { sync: true, within: paths.root });
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+    await ensurePrivateDir(paths.dir, { within: paths.root });
+    await appendLine(paths.log, text, { sync: true, within: paths.root });
+  }
+  return line;
 }

@@ -23,6 +23,8 @@ export {
   type ControlRequest,
   defaultAuthor,
   type RequestOptions,
+  type RequestOutcome,
+  requestOutcome,
   type RequestReceipt,
 } from "./request.ts";
 export {

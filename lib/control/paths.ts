@@ -58,6 +58,32 @@ export function controlPaths(stateRoot: string): ControlPaths {
   };
 }
 
+const RECEIPT_SAFE = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,159}\.json$/;
+
+/** The request id a request file name stands for: its name without `.json`. */
+export function requestIdOf(fileName: string): string {
+  return fileName.endsWith(".json") ? fileName.slice(0, -5) : fileName;
+}
+
+/**
+ * The receipt's file name in `outcomes/` for a request file name: the same
+ * name when it is short and plain (every id a client makes), otherwise `~`
+ * and a SHA-256 of the name, so every request file gets a receipt of its
+ * own whatever its name: long, with spaces, accents or other bytes.
+ */
+export async function receiptFileName(requestFile: string): Promise<string> {
+  if (RECEIPT_SAFE.test(requestFile)) return requestFile;
+  const digest = await crypto.subtle.digest(
+    "SHA-256",
+    new TextEncoder().encode(requestFile),
+  );
+  const hex = Array.from(
+    new Uint8Array(digest),
+    (byte) => byte.toString(16).padStart(2, "0"),
+  ).join("");
+  return `~${hex}.json`;
+}
+
 /** Makes a name safe as a file name: anything but `[A-Za-z0-9._-]` becomes `_`. */
 export function safeName(name: string): string {
   return name.replace(/[^A-Za-z0-9._-]/g, "_");

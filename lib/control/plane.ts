@@ -2,25 +2,31 @@
  * The control plane, runner side: publishes the snapshot and the event
  * stream, consumes requests at event boundaries with a durable order
  * (receipt, log entry, delete, apply), and records steers. Nothing arriving
- * here is fatal to a run: a broken control directory becomes a warning.
+ * here is fatal to a run: a broken control directory becomes a warning, and
+ * a link planted in the state root is moved aside, logged and never
+ * followed.
  *
  * @module
  */
 
-import { join } from "node:path";
+import { basename, join } from "node:path";
+import { LinkRefusedError } from "../shared/errors.ts";
 import type { RunEvent, RunStatus } from "../shared/events.ts";
 import {
   appendLine,
+  checkPath,
   ensurePrivateDir,
-  FILE_MODE,
-  pathExists,
+  moveLinkAside,
+  openAppend,
   readTextIfExists,
+  removeStaleTemps,
+  repairTornTail,
   syncDir,
   writeFileAtomic,
-  writeFileNoReplace,
 } from "../shared/files.ts";
 import type {
   BoundaryCommand,
+  LinkRefusal,
   PromptStartInfo,
   RunHooks,
   RunOpened,
@@ -29,18 +35,41 @@ import type {
 } from "../shared/run_hooks.ts";
 import { parseViewSettings, type ViewSettings } from "../shared/view.ts";
 import { hostname } from "../shared/run_lock.ts";
-import { type LogEntry, type Outcome, readLogFile } from "./log_entry.ts";
-import { type ControlPaths, controlPaths, safeName } from "./paths.ts";
+import { openStateRoot } from "../shared/state_root.ts";
+import {
+  appendLogEntry,
+  type LogEntry,
+  type Outcome,
+  readLogFile,
+} from "./log_entry.ts";
+import {
+  type ControlPaths,
+  controlPaths,
+  requestIdOf,
+  safeName,
+} from "./paths.ts";
+import { publishReceipt, readReceipt, type Receipt } from "./receipt.ts";
+import { MAX_REQUEST_BYTES } from "./request.ts";
 import { readSnapshotFile, type Snapshot } from "./snapshot.ts";
 
-/** Requests larger than this are refused unread. */
-export const MAX_REQUEST_BYTES = 64 * 1024;
+export { MAX_REQUEST_BYTES };
 
 /** Options for {@linkcode openPlane}. */
 export interface PlaneOptions {
   /** Where warnings go (a broken control directory, a failed write). */
   warn?: (message: string) => void | Promise<void>;
 }
+
+/**
+ * How much request work one boundary may do while events flow, and while
+ * they do not: a flood of requests never starves the agent's stream, and
+ * the backlog still drains in order.
+ */
+const BUSY_BUDGET = { count: 8, ms: 20 };
+const IDLE_BUDGET = { count: 200, ms: 250 };
+
+/** Dot-files in `requests/` untouched this long are a killed client's leftovers. */
+const STALE_CLIENT_FILE_MS = 10 * 60 * 1000;
 
 /** The steps of request processing a test can stop the runner at. */
 const FAULT_STEPS = [
@@ -63,7 +92,7 @@ function faultStep(): FaultStep | null {
   }
 }
 
-interface Decision {
+interface Verdict {
   command: string;
   params: Record<string, unknown>;
   author: string | null;
@@ -71,15 +100,6 @@ interface Decision {
   reason: string | null;
   prompt_id: string | null;
   apply: BoundaryCommand | null;
-}
-
-interface Receipt {
-  request_id: string;
-  run_id: string;
-  command: string;
-  outcome: Outcome;
-  reason: string | null;
-  recorded_at: string;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -90,6 +110,49 @@ function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** A key that names a kind of failure, not its instance (no temp names). */
+function errorKind(error: unknown): string {
+  if (!(error instanceof Error)) return "unknown";
+  const code = (error as { code?: unknown }).code;
+  return typeof code === "string" ? code : error.name;
+}
+
+/** A request's params as they can be logged (a value JSON cannot write is not). */
+function loggable(
+  params: Record<string, unknown>,
+  name: string,
+): Record<string, unknown> {
+  try {
+    JSON.stringify(params);
+    return params;
+  } catch {
+    return {
+      file: name,
+      unrecorded: "the params could not be written as JSON",
+    };
+  }
+}
+
+/** Reads at most `limit` + 1 bytes of a file. */
+async function readCapped(path: string, limit: number): Promise<Uint8Array> {
+  const file = await Deno.open(path, { read: true });
+  try {
+    const buffer = new Uint8Array(limit + 1);
+    let size = 0;
+    while (size < buffer.length) {
+      const n = await file.read(buffer.subarray(size));
+      if (n === null || n === 0) break;
+      size += n;
+    }
+    return buffer.subarray(0, size);
+  } finally {
+    file.close();
+  }
+}
+
+function stamp(): string {
+  return new Date().toISOString().replace(/[-:.]/g, "");
+}
 /**
  * The runner side of the control plane. It implements the runner's hooks;
  * see {@linkcode openPlane}.
@@ -110,8 +173,10 @@ export class ControlPlane implements RunHooks {
   #dirty = false;
   #writing: Promise<void> = Promise.resolve();
   #timer: ReturnType<typeof setInterval> | undefined;
-  /** Request ids this process decided (a failed delete is retried, never re-applied). */
+  /** Request files this process decided (a failed delete is retried, never re-applied). */
   #handled = new Set<string>();
+  /** Request files listed and not yet processed, in order. */
+  #queue: string[] = [];
   /** Outcomes already logged, by request id. */
   #logged = new Map<string, Set<Outcome>>();
   /** Accepted steers waiting for their lane, by prompt. */
@@ -131,6 +196,10 @@ export class ControlPlane implements RunHooks {
     this.#options = options;
   }
 
+  get #within(): { within: string } {
+    return { within: this.#paths.root };
+  }
+
   async #warn(key: string, message: string): Promise<void> {
     if (this.#warned.has(key)) return;
     this.#warned.add(key);
@@ -144,6 +213,64 @@ export class ControlPlane implements RunHooks {
   #crashAt(step: FaultStep): void {
     // Test-only: die the way a killed runner dies, at a chosen step.
     if (this.#fault === step) Deno.kill(Deno.pid, "SIGKILL");
+  }
+
+  /**
+   * Runs file work in the state root. A link found on the way is moved
+   * aside (never followed), logged and warned about once, and the work is
+   * tried again; a directory found missing (`dir`) is made again.
+   */
+  async #guard<T>(work: () => Promise<T>, dir?: string): Promise<T> {
+    for (let tries = 0;; tries++) {
+      try {
+        return await work();
+      } catch (error) {
+        if (tries >= 4) throw error;
+        if (error instanceof LinkRefusedError) {
+          await this.#quarantine(error.path);
+        } else if (
+          dir !== undefined && error instanceof Deno.errors.NotFound
+        ) {
+          await ensurePrivateDir(dir, this.#within);
+        } else {
+          throw error;
+        }
+      }
+    }
+  }
+
+  /** Moves a link planted in the state root aside, and says so. */
+  async #quarantine(link: string): Promise<void> {
+    const refusal = await moveLinkAside(this.#paths.root, link);
+    if (refusal !== null) await this.linkRefused(refusal);
+  }
+
+  /**
+   * A link was found where the run writes, and moved aside: warned about
+   * once, and logged with the reason.
+   */
+  async linkRefused(refusal: LinkRefusal): Promise<void> {
+    const reason = `${JSON.stringify(refusal.path)} was a symbolic link${
+      refusal.target === null ? "" : ` to ${JSON.stringify(refusal.target)}`
+    }; links in a state root are never followed, so it was moved aside to ${
+      JSON.stringify(basename(refusal.moved_to))
+    }`;
+    await this.#warn(`link:${refusal.path}`, reason);
+    try {
+      await appendLogEntry(this.#paths, {
+        run_id: this.#runId,
+        request_id: null,
+        command: "link_refused",
+        params: { ...refusal },
+        author: "runner",
+        outcome: "rejected",
+        reason,
+        prompt_id: this.#current,
+        attempt: this.#snapshot?.attempt ?? null,
+      });
+    } catch {
+      // The warning stands; the log may be the next thing moved aside.
+    }
   }
 
   /** Opens the plane for a run: directories, archive, reconciliation, snapshot. */
@@ -180,47 +307,39 @@ export class ControlPlane implements RunHooks {
       host: hostname(),
     };
     try {
+      const paths = this.#paths;
+      await openStateRoot(paths.root, {
+        create: true,
+        repair: true,
+        warn: (message) => this.#warn("root-mode", message),
+      });
       for (
-        const dir of [
-          this.#paths.root,
-          this.#paths.dir,
-          this.#paths.requests,
-          this.#paths.outcomes,
-          this.#paths.archive,
-        ]
+        const dir of [paths.dir, paths.requests, paths.outcomes, paths.archive]
       ) {
-        await ensurePrivateDir(dir);
+        await this.#guard(() => ensurePrivateDir(dir, this.#within));
       }
-      const previous = await readSnapshotFile(this.#paths.snapshot).catch(() =>
-        null
-      );
-      for (const entry of await readLogFile(this.#paths.log)) {
+      await this.#cleanTemps();
+      await this.#guard(() => repairTornTail(paths.log, this.#within));
+      const previous = await readSnapshotFile(paths.snapshot, paths.root)
+        .catch(() => null);
+      for (const entry of await this.#readLog()) {
         if (entry.request_id) this.#noteLogged(entry.request_id, entry.outcome);
       }
       await this.#reconcileDecided();
-      if (previous?.run_id === info.run_id) {
-        await this.#reopen();
-        this.#snapshot.run_started_at = previous.run_started_at;
-      } else {
-        await this.#archive(previous?.run_id ?? null);
-        // A run id used before (its stream archived) continues its stream.
-        const archived = join(
-          this.#paths.archive,
-          `${safeName(info.run_id)}.jsonl`,
-        );
-        if (await pathExists(archived)) {
-          await Deno.rename(archived, this.#paths.events);
-          await this.#reopen();
+      if (await this.#adoptStream(previous?.run_id ?? null)) {
+        if (previous?.run_id === info.run_id) {
+          this.#snapshot.run_started_at = previous.run_started_at;
         }
+        await this.#replayRun();
       }
       await this.#finishOrphanedSteers();
       this.#snapshot.view = { ...info.view, ...this.opened.view };
       this.#snapshot.last_seq = this.opened.last_seq;
-      this.#events = await Deno.open(this.#paths.events, {
-        append: true,
-        create: true,
-        mode: FILE_MODE,
-      });
+      this.#snapshot.event_count = this.opened.last_seq;
+      this.#events = await this.#guard(
+        () => openAppend(paths.events, this.#within),
+        paths.dir,
+      );
       await this.#writeSnapshot();
     } catch (error) {
       this.#disabled = true;
@@ -243,35 +362,96 @@ export class ControlPlane implements RunHooks {
     return this.opened;
   }
 
+  /** Removes the dot-temp files a killed runner (or client) left behind. */
+  async #cleanTemps(): Promise<void> {
+    const paths = this.#paths;
+    try {
+      // Only this runner (it holds the run lock) writes these now; a client
+      // settling a late receipt writes its temp file again if it vanishes.
+      for (const dir of [paths.dir, paths.outcomes, paths.archive]) {
+        await removeStaleTemps(dir, this.#within);
+      }
+      await removeStaleTemps(paths.requests, {
+        ...this.#within,
+        olderThanMs: STALE_CLIENT_FILE_MS,
+      });
+    } catch (error) {
+      await this.#warn(
+        "temps",
+        `cannot remove leftover temporary files: ${errorText(error)}`,
+      );
+    }
+  }
+
+  async #readLog(): Promise<LogEntry[]> {
+    return await this.#guard(() => readLogFile(this.#paths));
+  }
+
   #noteLogged(id: string, outcome: Outcome): void {
     const set = this.#logged.get(id) ?? new Set<Outcome>();
     set.add(outcome);
     this.#logged.set(id, set);
   }
 
+  /**
+   * Makes `events.jsonl` this run's stream: the run's own stream continues
+   * (from the file, or brought back from the archive), another run's is
+   * moved to the archive. Who owns the file is read from its first event,
+   * so a lost or foreign snapshot cannot split a run's stream.
+   *
+   * @returns Whether this run id already had a stream (it continues).
+   */
+  async #adoptStream(previousRun: string | null): Promise<boolean> {
+    const paths = this.#paths;
+    const present = await this.#guard(() =>
+      checkPath(paths.root, paths.events)
+    );
+    if (present !== null) {
+      const owner = (await this.#streamOwner()) ?? previousRun;
+      if (owner === this.#runId) {
+        await this.#reopenStream();
+        return true;
+      }
+      await this.#archive(owner);
+    }
+    const archived = join(paths.archive, `${safeName(this.#runId)}.jsonl`);
+    if ((await checkPath(paths.root, archived)) !== null) {
+      await Deno.rename(archived, paths.events);
+      await syncDir(paths.dir);
+      await this.#reopenStream();
+      return true;
+    }
+    return false;
+  }
+
+  /** The run id of the first event in `events.jsonl`, or `null`. */
+  async #streamOwner(): Promise<string | null> {
+    const file = await Deno.open(this.#paths.events, { read: true });
+    try {
+      const buffer = new Uint8Array(64 * 1024);
+      const n = await file.read(buffer);
+      if (n === null) return null;
+      const text = new TextDecoder().decode(buffer.subarray(0, n));
+      const end = text.indexOf("\n");
+      if (end < 0) return null;
+      const runId = JSON.parse(text.slice(0, end)).run_id;
+      return typeof runId === "string" ? runId : null;
+    } catch {
+      return null;
+    } finally {
+      file.close();
+    }
+  }
+
   /** Moves the previous run's events aside, byte for byte. */
   async #archive(previousRun: string | null): Promise<void> {
-    try {
-      await Deno.lstat(this.#paths.events);
-    } catch (error) {
-      if (error instanceof Deno.errors.NotFound) return;
-      throw error;
-    }
-    const base = safeName(
-      previousRun ??
-        `unknown-${new Date().toISOString().replace(/[-:.]/g, "")}`,
-    );
+    const base = safeName(previousRun ?? `unknown-${stamp()}`);
     for (let n = 0;; n++) {
       const target = join(
         this.#paths.archive,
         n === 0 ? `${base}.jsonl` : `${base}-${n}.jsonl`,
       );
-      try {
-        await Deno.lstat(target);
-        continue;
-      } catch (error) {
-        if (!(error instanceof Deno.errors.NotFound)) throw error;
-      }
+      if ((await checkPath(this.#paths.root, target)) !== null) continue;
       await Deno.rename(this.#paths.events, target);
       await syncDir(this.#paths.archive);
       await syncDir(this.#paths.dir);
@@ -280,22 +460,24 @@ export class ControlPlane implements RunHooks {
   }
 
   /**
-   * Reopens the same run id: events continue after the last complete line
-   * (a torn tail from a crash is cut off), view changes and delivered steers
-   * of the earlier process are replayed.
+   * Continues this run's stream: a torn last line (a crash mid-append) is
+   * cut off, and the last `seq` is read from the end of the file.
    */
-  async #reopen(): Promise<void> {
-    const text = await readTextIfExists(this.#paths.events);
-    if (text !== null && text.length > 0) {
-      const end = text.lastIndexOf("\n") + 1;
-      if (end < text.length) {
-        // Cut a torn final line: it never was a complete event.
-        await Deno.truncate(
-          this.#paths.events,
-          new TextEncoder().encode(text.slice(0, end)).length,
-        );
+  async #reopenStream(): Promise<void> {
+    await repairTornTail(this.#paths.events, this.#within);
+    const file = await Deno.open(this.#paths.events, { read: true });
+    try {
+      const size = (await file.stat()).size;
+      const chunk = new Uint8Array(Math.min(size, 256 * 1024));
+      await file.seek(size - chunk.length, Deno.SeekMode.Start);
+      let read = 0;
+      while (read < chunk.length) {
+        const n = await file.read(chunk.subarray(read));
+        if (n === null || n === 0) break;
+        read += n;
       }
-      const lines = text.slice(0, end).split("\n").filter(Boolean);
+      const lines = new TextDecoder().decode(chunk.subarray(0, read))
+        .split("\n").filter(Boolean);
       for (let i = lines.length - 1; i >= 0; i--) {
         try {
           const seq = JSON.parse(lines[i]!).seq;
@@ -304,13 +486,18 @@ export class ControlPlane implements RunHooks {
             break;
           }
         } catch {
-          // Keep looking for the last readable event.
+          // The chunk may start mid-line: keep looking further back.
         }
       }
-      this.#snapshot.event_count = lines.length;
+    } finally {
+      file.close();
     }
+  }
+
+  /** Replays what an earlier process of this run id applied: view changes, delivered steers. */
+  async #replayRun(): Promise<void> {
     const view: Record<string, string> = {};
-    for (const entry of await readLogFile(this.#paths.log)) {
+    for (const entry of await this.#readLog()) {
       if (
         entry.run_id === this.#runId && entry.command === "set_view" &&
         entry.outcome === "applied"
@@ -334,17 +521,18 @@ export class ControlPlane implements RunHooks {
     runId: string | null = this.#runId,
   ): Promise<Map<string, Set<string>>> {
     const result = new Map<string, Set<string>>();
+    const dir = this.#paths.interventions;
     let entries: Deno.DirEntry[] = [];
     try {
-      entries = await Array.fromAsync(Deno.readDir(this.#paths.interventions));
+      if ((await checkPath(this.#paths.root, dir)) === null) return result;
+      entries = await Array.fromAsync(Deno.readDir(dir));
     } catch {
       return result;
     }
     for (const entry of entries) {
-      if (!entry.name.endsWith(".jsonl")) continue;
-      const text = await readTextIfExists(
-        join(this.#paths.interventions, entry.name),
-      );
+      if (!entry.isFile || !entry.name.endsWith(".jsonl")) continue;
+      const text = await readTextIfExists(join(dir, entry.name), this.#within)
+        .catch(() => null);
       for (const line of (text ?? "").split("\n")) {
         try {
           const record = JSON.parse(line);
@@ -367,31 +555,37 @@ export class ControlPlane implements RunHooks {
    */
   async #reconcileDecided(): Promise<void> {
     for (const name of await this.#pendingNames()) {
-      const receipt = await this.#readReceipt(name);
-      if (receipt === null) continue;
-      const request = await this.#readRequestQuietly(name);
-      if (!this.#logged.get(receipt.request_id)?.has(receipt.outcome)) {
-        await this.#appendLog({
-          run_id: receipt.run_id,
-          request_id: receipt.request_id,
-          command: receipt.command,
-          params: isRecord(request?.params) ? request.params : {},
-          author: typeof request?.author === "string" ? request.author : null,
-          outcome: receipt.outcome,
-          reason: receipt.reason,
-          prompt_id: typeof request?.prompt_id === "string"
-            ? request.prompt_id
-            : null,
-          attempt: null,
-        });
-      }
-      await this.#removeRequest(name);
+      const receipt = await readReceipt(this.#paths, name);
+      if (receipt !== null) await this.#finishDecided(name, receipt);
     }
+  }
+
+  async #finishDecided(name: string, receipt: Receipt): Promise<void> {
+    if (!this.#logged.get(receipt.request_id)?.has(receipt.outcome)) {
+      const request = await this.#readRequestQuietly(name);
+      await this.#appendLog({
+        run_id: receipt.run_id,
+        request_id: receipt.request_id,
+        command: receipt.command,
+        params: isRecord(request?.params)
+          ? loggable(request.params, name)
+          : { file: name },
+        author: typeof request?.author === "string" ? request.author : null,
+        outcome: receipt.outcome,
+        reason: receipt.reason,
+        prompt_id: typeof request?.prompt_id === "string"
+          ? request.prompt_id
+          : null,
+        attempt: null,
+      });
+    }
+    this.#handled.add(name);
+    await this.#removeRequest(name);
   }
 
   /** Gives every accepted steer without a final entry its final entry. */
   async #finishOrphanedSteers(): Promise<void> {
-    const entries = await readLogFile(this.#paths.log);
+    const entries = await this.#readLog();
     const delivered = new Set<string>();
     for (const ids of (await this.#interventions(null)).values()) {
       for (const id of ids) delivered.add(id);
@@ -414,45 +608,32 @@ export class ControlPlane implements RunHooks {
     }
   }
 
+  /** The request files waiting in `requests/`, in name order. */
   async #pendingNames(): Promise<string[]> {
-    const names: string[] = [];
-    for await (const entry of Deno.readDir(this.#paths.requests)) {
-      // Dot-files are requests still being written.
-      if (!entry.name.startsWith(".")) names.push(entry.name);
-    }
-    return names.sort();
-  }
-
-  #requestId(name: string): string {
-    return name.endsWith(".json") ? name.slice(0, -5) : name;
-  }
-
-  #receiptPath(name: string): string {
-    return join(
-      this.#paths.outcomes,
-      `${safeName(this.#requestId(name))}.json`,
-    );
-  }
-
-  async #readReceipt(name: string): Promise<Receipt | null> {
-    const text = await readTextIfExists(this.#receiptPath(name));
-    if (text === null) return null;
-    try {
-      const value = JSON.parse(text);
-      return isRecord(value) ? value as unknown as Receipt : null;
-    } catch {
-      return null;
-    }
+    const dir = this.#paths.requests;
+    return await this.#guard(async () => {
+      if ((await checkPath(this.#paths.root, dir)) === null) {
+        await ensurePrivateDir(dir, this.#within);
+        return [];
+      }
+      const names: string[] = [];
+      for await (const entry of Deno.readDir(dir)) {
+        // Dot-files are requests still being written, or claimed by a client.
+        if (!entry.name.startsWith(".")) names.push(entry.name);
+      }
+      return names.sort();
+    }, dir);
   }
 
   async #readRequestQuietly(
     name: string,
   ): Promise<Record<string, unknown> | null> {
     try {
-      const info = await Deno.lstat(join(this.#paths.requests, name));
+      const path = join(this.#paths.requests, name);
+      const info = await Deno.lstat(path);
       if (!info.isFile || info.size > MAX_REQUEST_BYTES) return null;
       const value = JSON.parse(
-        await Deno.readTextFile(join(this.#paths.requests, name)),
+        new TextDecoder().decode(await readCapped(path, MAX_REQUEST_BYTES)),
       );
       return isRecord(value) ? value : null;
     } catch {
@@ -460,39 +641,42 @@ export class ControlPlane implements RunHooks {
     }
   }
 
-  async #removeRequest(name: string): Promise<boolean> {
+  async #removeRequest(name: string): Promise<void> {
     const path = join(this.#paths.requests, name);
     try {
+      await checkPath(this.#paths.root, this.#paths.requests);
       const info = await Deno.lstat(path);
+      // A directory is removed whole: its links are removed, never followed.
       await Deno.remove(path, { recursive: info.isDirectory });
-      return true;
     } catch (error) {
-      if (error instanceof Deno.errors.NotFound) return true;
+      if (error instanceof Deno.errors.NotFound) return;
       await this.#warn(
-        `delete:${name}`,
+        `delete:${errorKind(error)}`,
         `cannot remove request "${path}": ${errorText(error)}`,
       );
-      return false;
     }
   }
 
-  async #appendLog(
-    entry: Omit<LogEntry, "v" | "at">,
-  ): Promise<void> {
-    const line: LogEntry = { v: 1, at: new Date().toISOString(), ...entry };
-    await appendLine(this.#paths.log, JSON.stringify(line), { sync: true });
+  async #appendLog(entry: Omit<LogEntry, "v" | "at">): Promise<void> {
+    await this.#guard(
+      () => appendLogEntry(this.#paths, entry),
+      this.#paths.dir,
+    );
     if (entry.request_id) this.#noteLogged(entry.request_id, entry.outcome);
   }
 
-  /** Reads and judges one request file. */
-  async #decide(name: string): Promise<Decision> {
+  /**
+   * Reads and judges one request file; `null` when it is gone (its client
+   * claimed it back, or it was removed).
+   */
+  async #decide(name: string): Promise<Verdict | null> {
     const path = join(this.#paths.requests, name);
     const reject = (
       reason: string,
       command = "unknown",
       params: Record<string, unknown> = { file: name },
       author: string | null = null,
-    ): Decision => ({
+    ): Verdict => ({
       command,
       params,
       author,
@@ -501,7 +685,17 @@ export class ControlPlane implements RunHooks {
       prompt_id: this.#current,
       apply: null,
     });
-    const info = await Deno.lstat(path);
+    await checkPath(this.#paths.root, this.#paths.requests);
+    let info: Deno.FileInfo;
+    try {
+      info = await Deno.lstat(path);
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+      if (!name.includes("\uFFFD")) return null;
+      return reject(
+        "its file name is not valid UTF-8, so it cannot be read or removed (remove it by hand)",
+      );
+    }
     if (!info.isFile) {
       const kind = info.isSymlink
         ? "a symbolic link"
@@ -515,9 +709,19 @@ export class ControlPlane implements RunHooks {
         `too large: ${info.size} bytes, the limit is ${MAX_REQUEST_BYTES}`,
       );
     }
+    let bytes: Uint8Array;
+    try {
+      bytes = await readCapped(path, MAX_REQUEST_BYTES);
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) return null;
+      return reject(`cannot be read: ${errorText(error)}`);
+    }
+    if (bytes.length > MAX_REQUEST_BYTES) {
+      return reject(`too large: the limit is ${MAX_REQUEST_BYTES} bytes`);
+    }
     let value: unknown;
     try {
-      value = JSON.parse(await Deno.readTextFile(path));
+      value = JSON.parse(new TextDecoder().decode(bytes));
     } catch (error) {
       return reject(`not JSON: ${errorText(error)}`, "unparseable");
     }
@@ -539,7 +743,7 @@ export class ControlPlane implements RunHooks {
       );
     }
     const command = value.command;
-    const params = isRecord(value.params) ? value.params : {};
+    const params = isRecord(value.params) ? loggable(value.params, name) : {};
     if (value.params !== undefined && !isRecord(value.params)) {
       return reject("params must be a JSON object", command, {}, author);
     }
@@ -572,7 +776,7 @@ export class ControlPlane implements RunHooks {
           apply: {
             command: "set_view",
             view,
-            request_id: this.#requestId(name),
+            request_id: requestIdOf(name),
             author: author ?? "unknown",
           },
         };
@@ -627,90 +831,132 @@ export class ControlPlane implements RunHooks {
           command: "steer",
           text,
           prompt_id: this.#current,
-          request_id: this.#requestId(name),
+          request_id: requestIdOf(name),
           author: author ?? "unknown",
         },
       };
     }
     return reject(
-      `unknown command "${command}": expected set_view or steer`,
+      `unknown command ${JSON.stringify(command)}: expected set_view or steer`,
       command,
       params,
       author,
     );
   }
 
-  /** Consumes pending requests; returns the commands to apply, in order. */
-  async #consume(): Promise<BoundaryCommand[]> {
-    const commands: BoundaryCommand[] = [];
-    let names: string[];
-    try {
-      names = await this.#pendingNames();
-    } catch (error) {
-      await this.#warn("list", `cannot list requests: ${errorText(error)}`);
-      return commands;
+  /**
+   * Decides one request and makes the decision durable: receipt, log
+   * entry, removal. With `ended`, the run is over and nothing is applied.
+   *
+   * @returns The command to apply, if any.
+   */
+  async #process(
+    name: string,
+    ended: RunStatus | null,
+  ): Promise<BoundaryCommand | null> {
+    if (this.#handled.has(name)) {
+      await this.#removeRequest(name);
+      return null;
     }
-    for (const name of names) {
-      const id = this.#requestId(name);
+    const existing = await this.#guard(() => readReceipt(this.#paths, name));
+    if (existing !== null) {
+      // Decided by an earlier process of the runner that died before finishing.
+      await this.#finishDecided(name, existing);
+      return null;
+    }
+    let verdict = await this.#guard(() => this.#decide(name));
+    if (verdict === null) return null;
+    if (ended !== null && verdict.outcome !== "rejected") {
+      verdict = {
+        ...verdict,
+        outcome: "rejected",
+        reason: `the run ended (${ended}) before the request was applied`,
+        apply: null,
+      };
+    }
+    this.#crashAt("request_decided");
+    const id = requestIdOf(name);
+    const receipt: Receipt = {
+      request_id: id,
+      run_id: this.#runId,
+      command: verdict.command,
+      outcome: verdict.outcome,
+      reason: verdict.reason,
+      recorded_at: new Date().toISOString(),
+    };
+    if (
+      !(await this.#guard(
+        () => publishReceipt(this.#paths, name, receipt),
+        this.#paths.outcomes,
+      ))
+    ) {
+      // A client settled it first (the run was ending): it logs it too.
+      this.#handled.add(name);
+      return null;
+    }
+    this.#crashAt("receipt_written");
+    await this.#appendLog({
+      run_id: this.#runId,
+      request_id: id,
+      command: verdict.command,
+      params: verdict.params,
+      author: verdict.author,
+      outcome: verdict.outcome,
+      reason: verdict.reason,
+      prompt_id: verdict.prompt_id,
+      attempt: this.#snapshot.attempt,
+    });
+    this.#crashAt("log_written");
+    this.#handled.add(name);
+    await this.#removeRequest(name);
+    this.#crashAt("request_deleted");
+    if (verdict.apply?.command === "steer") {
+      const prompt = verdict.apply.prompt_id;
+      this.#pending.set(prompt, (this.#pending.get(prompt) ?? 0) + 1);
+    }
+    this.#dirty = true;
+    return verdict.apply;
+  }
+
+  /**
+   * Consumes pending requests, in order, within the boundary's budget;
+   * returns the commands to apply.
+   */
+  async #consume(idle: boolean): Promise<BoundaryCommand[]> {
+    const commands: BoundaryCommand[] = [];
+    if (this.#queue.length === 0) {
       try {
-        if (this.#handled.has(id)) {
-          await this.#removeRequest(name);
-          continue;
-        }
-        if ((await this.#readReceipt(name)) !== null) {
-          await this.#reconcileDecided();
-          continue;
-        }
-        const decision = await this.#decide(name);
-        this.#crashAt("request_decided");
-        const receipt: Receipt = {
-          request_id: id,
-          run_id: this.#runId,
-          command: decision.command,
-          outcome: decision.outcome,
-          reason: decision.reason,
-          recorded_at: new Date().toISOString(),
-        };
-        try {
-          await writeFileNoReplace(
-            this.#receiptPath(name),
-            JSON.stringify(receipt, null, 2) + "\n",
-          );
-        } catch (error) {
-          // A receipt already there is the decision, made before a crash.
-          if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
-          continue;
-        }
-        this.#crashAt("receipt_written");
-        await this.#appendLog({
-          run_id: this.#runId,
-          request_id: id,
-          command: decision.command,
-          params: decision.params,
-          author: decision.author,
-          outcome: decision.outcome,
-          reason: decision.reason,
-          prompt_id: decision.prompt_id,
-          attempt: this.#snapshot.attempt,
-        });
-        this.#crashAt("log_written");
-        this.#handled.add(id);
-        await this.#removeRequest(name);
-        this.#crashAt("request_deleted");
-        if (decision.apply?.command === "steer") {
-          const prompt = decision.apply.prompt_id;
-          this.#pending.set(prompt, (this.#pending.get(prompt) ?? 0) + 1);
-        }
-        if (decision.apply) commands.push(decision.apply);
-        this.#dirty = true;
+        this.#queue = await this.#pendingNames();
       } catch (error) {
-        // The request stays pending and is tried again at the next boundary.
         await this.#warn(
-          `consume:${errorText(error)}`,
-          `cannot process request "${name}": ${errorText(error)}`,
+          `list:${errorKind(error)}`,
+          `cannot list requests: ${errorText(error)}`,
+        );
+        return commands;
+      }
+    }
+    const budget = idle ? IDLE_BUDGET : BUSY_BUDGET;
+    const started = performance.now();
+    let done = 0;
+    while (this.#queue.length > 0) {
+      if (
+        done > 0 &&
+        (done >= budget.count || performance.now() - started >= budget.ms)
+      ) break;
+      const name = this.#queue[0]!;
+      try {
+        const command = await this.#process(name, null);
+        if (command) commands.push(command);
+      } catch (error) {
+        // The request stays first in line and is tried at the next boundary.
+        await this.#warn(
+          `consume:${errorKind(error)}`,
+          `cannot process request ${JSON.stringify(name)}: ${errorText(error)}`,
         );
         break;
       }
+      this.#queue.shift();
+      done++;
     }
     return commands;
   }
@@ -742,13 +988,14 @@ export class ControlPlane implements RunHooks {
     try {
       // Events first, so the snapshot never points past durable events.
       await this.#events?.sync();
-      await writeFileAtomic(
-        this.#paths.snapshot,
-        JSON.stringify(this.#snapshot, null, 2) + "\n",
+      const text = JSON.stringify(this.#snapshot, null, 2) + "\n";
+      await this.#guard(
+        () => writeFileAtomic(this.#paths.snapshot, text, this.#within),
+        this.#paths.dir,
       );
     } catch (error) {
       await this.#warn(
-        "snapshot",
+        `snapshot:${errorKind(error)}`,
         `cannot write the snapshot: ${errorText(error)}`,
       );
     }
@@ -789,7 +1036,10 @@ export class ControlPlane implements RunHooks {
         new TextEncoder().encode(JSON.stringify(event) + "\n"),
       );
     } catch (error) {
-      await this.#warn("events", `cannot append events: ${errorText(error)}`);
+      await this.#warn(
+        `events:${errorKind(error)}`,
+        `cannot append events: ${errorText(error)}`,
+      );
     }
     const snap = this.#snapshot;
     snap.event_count++;
@@ -827,13 +1077,14 @@ export class ControlPlane implements RunHooks {
   }
 
   /**
-   * An event boundary: consumes pending requests and returns the commands to
-   * apply before the next event. The snapshot is written after any request,
-   * and otherwise at most every 100 ms while events flow.
+   * An event boundary: consumes pending requests (within a budget, so a
+   * flood never starves the stream) and returns the commands to apply
+   * before the next event. The snapshot is written after any request, and
+   * otherwise at most every 100 ms while events flow.
    */
-  async boundary(_context: { idle: boolean }): Promise<BoundaryCommand[]> {
+  async boundary(context: { idle: boolean }): Promise<BoundaryCommand[]> {
     if (this.#disabled || this.#closed) return [];
-    const commands = await this.#consume();
+    const commands = await this.#consume(context.idle);
     const since = performance.now() - this.#lastWrite;
     if (commands.length > 0 || (this.#dirty && since >= 100) || since >= 1500) {
       await this.#queueSnapshot();
@@ -852,27 +1103,33 @@ export class ControlPlane implements RunHooks {
     );
     let recordError: string | null = null;
     if (result.delivered) {
+      const line = JSON.stringify({
+        at: new Date().toISOString(),
+        prompt,
+        attempt: result.attempt,
+        author: steer.author,
+        text: steer.text,
+        lane: result.provider,
+        delivery: result.delivery,
+        run_id: this.#runId,
+        request_id: steer.request_id,
+      });
       try {
-        await ensurePrivateDir(this.#paths.interventions);
-        await appendLine(
-          join(this.#paths.interventions, `${safeName(prompt)}.jsonl`),
-          JSON.stringify({
-            at: new Date().toISOString(),
-            prompt,
-            attempt: result.attempt,
-            author: steer.author,
-            text: steer.text,
-            lane: result.provider,
-            delivery: result.delivery,
-            run_id: this.#runId,
-            request_id: steer.request_id,
-          }),
-          { sync: true },
-        );
+        const dir = this.#paths.interventions;
+        await this.#guard(async () => {
+          await ensurePrivateDir(dir, this.#within);
+          await appendLine(join(dir, `${safeName(prompt)}.jsonl`), line, {
+            sync: true,
+            ...this.#within,
+          });
+        });
         this.#crashAt("steer_recorded");
       } catch (error) {
         recordError = errorText(error);
-        await this.#warn("steer", `cannot record a steer: ${recordError}`);
+        await this.#warn(
+          `steer:${errorKind(error)}`,
+          `cannot record a steer: ${recordError}`,
+        );
       }
       this.#delivered.set(prompt, (this.#delivered.get(prompt) ?? 0) + 1);
       if (this.#snapshot.prompt_id === prompt) {
@@ -898,7 +1155,10 @@ export class ControlPlane implements RunHooks {
         attempt: result.attempt,
       });
     } catch (error) {
-      await this.#warn("steer-log", `cannot log a steer: ${errorText(error)}`);
+      await this.#warn(
+        `steer-log:${errorKind(error)}`,
+        `cannot log a steer: ${errorText(error)}`,
+      );
     }
     await this.#queueSnapshot();
   }
@@ -911,66 +1171,47 @@ export class ControlPlane implements RunHooks {
   }
 
   /**
-   * The run ended: requests still pending are refused with a reason, and the
-   * snapshot records how the run ended.
+   * The runner stops without finishing (its environment failed): the
+   * events are synced and closed, and no end is published, so the run can
+   * be resumed as after a crash.
+   */
+  async abandon(): Promise<void> {
+    if (this.#disabled || this.#closed) return;
+    this.#closed = true;
+    clearInterval(this.#timer);
+    try {
+      await this.#writing;
+      await this.#events?.sync();
+    } catch {
+      // The environment is failing: nothing more to save.
+    }
+    this.#events?.close();
+    this.#events = null;
+  }
+
+  /**
+   * The run ended: the snapshot records how (durably, first), then every
+   * request still waiting is refused with a reason. A client that wrote a
+   * request before it could see the final status has it decided here; one
+   * that saw the final status settles its own request.
    */
   async close(status: RunStatus): Promise<void> {
     if (this.#disabled || this.#closed) return;
     this.#closed = true;
     clearInterval(this.#timer);
+    this.#snapshot.status = status;
+    await this.#queueSnapshot();
     try {
       for (const name of await this.#pendingNames()) {
-        const id = this.#requestId(name);
-        if (this.#handled.has(id) || (await this.#readReceipt(name)) !== null) {
-          await this.#reconcileDecided();
-          await this.#removeRequest(name);
-          continue;
-        }
-        const decision = await this.#decide(name);
-        const late = decision.outcome === "rejected" ? decision : {
-          ...decision,
-          outcome: "rejected" as const,
-          reason: `the run ended (${status}) before the request was applied`,
-        };
-        await writeFileNoReplace(
-          this.#receiptPath(name),
-          JSON.stringify(
-            {
-              request_id: id,
-              run_id: this.#runId,
-              command: late.command,
-              outcome: late.outcome,
-              reason: late.reason,
-              recorded_at: new Date().toISOString(),
-            },
-            null,
-            2,
-          ) + "\n",
-        ).catch((error) => {
-          if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
-        });
-        await this.#appendLog({
-          run_id: this.#runId,
-          request_id: id,
-          command: late.command,
-          params: late.params,
-          author: late.author,
-          outcome: late.outcome,
-          reason: late.reason,
-          prompt_id: late.prompt_id,
-          attempt: this.#snapshot.attempt,
-        });
-        await this.#removeRequest(name);
+        await this.#process(name, status);
       }
     } catch (error) {
       await this.#warn(
-        "close",
+        `close:${errorKind(error)}`,
         `cannot settle late requests: ${errorText(error)}`,
       );
     }
     this.#current = null;
-    this.#snapshot.status = status;
-    await this.#queueSnapshot();
     try {
       await this.#events?.sync();
     } catch {

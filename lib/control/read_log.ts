@@ -20,7 +20,7 @@ import { controlPaths, type RunRef } from "./paths.ts";
  * @returns Its log entries (none when nothing was sent).
  */
 export async function log(ref: RunRef): Promise<LogEntry[]> {
-  const entries = await readLogFile(controlPaths(ref.state_root).log);
+  const entries = await readLogFile(controlPaths(ref.state_root));
   return entries.filter((entry) => entry.run_id === ref.run_id);
 }
 

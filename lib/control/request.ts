@@ -1,17 +1,34 @@
 /**
  * Control requests: files a client drops into `requests/` for the runner to
- * consume at its next event boundary.
+ * consume at its next event boundary, and what became of them.
+ *
+ * A request the client acknowledges gets exactly one receipt and one final
+ * log entry. The runner publishes its final status before its last sweep of
+ * `requests/`, so a client that still sees the run running after its
+ * request is durable can rely on the runner; one that sees the run ended
+ * claims its request back and settles it itself (the receipt, published
+ * without replacing one, decides who settles).
  *
  * @module
  */
 
 import { join } from "node:path";
-import { StateError } from "../shared/errors.ts";
-import { writeFileNoReplace } from "../shared/files.ts";
+import { NotFoundError, StateError, UsageError } from "../shared/errors.ts";
+import {
+  checkPath,
+  currentUid,
+  readTextIfExists,
+  writeFileNoReplace,
+} from "../shared/files.ts";
 import { newId } from "../shared/new_id.ts";
 import { readRunLock } from "../shared/run_lock.ts";
-import { controlPaths, type RunRef } from "./paths.ts";
-import { type Snapshot, snapshot } from "./snapshot.ts";
+import { appendLogEntry, type Outcome, readLogFile } from "./log_entry.ts";
+import { type ControlPaths, controlPaths, type RunRef } from "./paths.ts";
+import { publishReceipt, readReceipt, type Receipt } from "./receipt.ts";
+import { readSnapshotFile, type Snapshot, snapshot } from "./snapshot.ts";
+
+/** Requests larger than this are refused: by the client before writing, by the runner unread. */
+export const MAX_REQUEST_BYTES = 64 * 1024;
 
 /** A request file's content. */
 export interface ControlRequest {
@@ -35,7 +52,7 @@ export interface ControlRequest {
 
 /** What a client gets back once its request is durable. */
 export interface RequestReceipt {
-  /** The request's id: find its outcome in `control log`. */
+  /** The request's id: find its outcome with `requestOutcome` or `control log`. */
   request_id: string;
   /** The run it was sent to. */
   run_id: string;
@@ -43,18 +60,45 @@ export interface RequestReceipt {
 
 /** Options shared by the request-writing client calls. */
 export interface RequestOptions {
-  /** Who asks; `$USER` (or `unknown`) when absent. */
+  /** Who asks; `$USER`, else the account name, else `uid:N` when absent. */
   author?: string;
 }
 
-/** The author to record: the given one, else `$USER`, else `unknown`. */
-export function defaultAuthor(author?: string): string {
-  if (author !== undefined && author.trim() !== "") return author.trim();
+/** The account name of a uid from `/etc/passwd`, or `null`. */
+async function accountName(uid: number): Promise<string | null> {
   try {
-    return Deno.env.get("USER") || Deno.env.get("USERNAME") || "unknown";
+    const passwd = await Deno.readTextFile("/etc/passwd");
+    for (const line of passwd.split("\n")) {
+      const fields = line.split(":");
+      if (fields[2] === String(uid) && fields[0]) return fields[0];
+    }
   } catch {
-    return "unknown";
+    // No passwd file, or no permission to read it.
   }
+  return null;
+}
+
+function envUser(): string | undefined {
+  try {
+    return Deno.env.get("USER") || Deno.env.get("LOGNAME") ||
+      Deno.env.get("USERNAME") || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The author to record: the given one, else `$USER` (or `$LOGNAME`), else
+ * the account name of the process (containers and cron often set no
+ * `$USER`), else `uid:N`, and `unknown` only when none can be read.
+ */
+export async function defaultAuthor(author?: string): Promise<string> {
+  if (author !== undefined && author.trim() !== "") return author.trim();
+  const user = envUser();
+  if (user) return user;
+  const uid = currentUid();
+  if (uid === null) return "unknown";
+  return (await accountName(uid)) ?? `uid:${uid}`;
 }
 
 /**
@@ -90,9 +134,32 @@ export async function requireRunning(ref: RunRef): Promise<Snapshot> {
   return current;
 }
 
+/** Refuses to write into a state root of another user (its runner could not read it). */
+async function checkWritable(paths: ControlPaths): Promise<void> {
+  const info = await Deno.stat(paths.root);
+  const uid = currentUid();
+  if (uid !== null && info.uid !== null && info.uid !== uid) {
+    throw new StateError(
+      `Refused to write to state root "${paths.root}": it belongs to user ${info.uid}, not to this user (${uid})`,
+      {
+        code: "STATE_ROOT_NOT_OURS",
+        hint: "Send requests as the user who runs the run",
+      },
+    );
+  }
+  await checkPath(paths.root, paths.requests);
+}
+
 /**
- * Writes a request into `requests/` durably: a dot-temp file is synced and
- * then linked into place, never replacing an existing request.
+ * Writes a request into `requests/` durably (a dot-temp file is synced and
+ * then linked into place, never replacing an existing request), then makes
+ * sure someone will decide it: when the run ended while the request was
+ * being written, the client settles it itself (receipt and log entry,
+ * `rejected`) and says so.
+ *
+ * @throws {UsageError} when the request is larger than {@linkcode MAX_REQUEST_BYTES}.
+ * @throws {StateError} when it cannot be written, or the run ended before
+ * it could be applied.
  */
 export async function writeRequest(
   ref: RunRef,
@@ -108,18 +175,35 @@ export async function writeRequest(
     command,
     params,
     run_id: ref.run_id,
-    author: defaultAuthor(options.author),
+    author: await defaultAuthor(options.author),
     issued_at: new Date().toISOString(),
     ...(options.prompt_id === undefined
       ? {}
       : { prompt_id: options.prompt_id }),
   };
-  try {
-    await writeFileNoReplace(
-      join(paths.requests, `${id}.json`),
-      JSON.stringify(request) + "\n",
+  const text = JSON.stringify(request) + "\n";
+  const size = new TextEncoder().encode(text).length;
+  if (size > MAX_REQUEST_BYTES) {
+    throw new UsageError(
+      `The ${command} request is too large: ${size} bytes, the limit is ${MAX_REQUEST_BYTES}`,
+      {
+        code: "REQUEST_TOO_LARGE",
+        ...(command === "steer"
+          ? {
+            hint: "Say it in fewer words; a steer is guidance, not a document",
+          }
+          : {}),
+      },
     );
+  }
+  const name = `${id}.json`;
+  try {
+    await checkWritable(paths);
+    await writeFileNoReplace(join(paths.requests, name), text, {
+      within: paths.root,
+    });
   } catch (error) {
+    if (error instanceof StateError) throw error;
     throw new StateError(
       `Cannot write request to "${paths.requests}": ${
         (error as Error).message
@@ -127,5 +211,194 @@ export async function writeRequest(
       { code: "REQUEST_WRITE_FAILED", cause: error },
     );
   }
+  const after = await readSnapshotFile(paths.snapshot, paths.root).catch(() =>
+    null
+  );
+  if (after?.run_id === ref.run_id && after.status === "running") {
+    // The runner publishes its final status before its last sweep of
+    // requests/, and it was not published yet: the runner will decide this.
+    return { request_id: id, run_id: ref.run_id };
+  }
+  const receipt = await settleLate(paths, name, request, after);
+  if (receipt.outcome === "rejected") {
+    throw new StateError(
+      `Run ${ref.run_id} ${
+        after === null || after.run_id !== ref.run_id
+          ? "was replaced by another run"
+          : `ended (${after.status})`
+      } before the request could be applied: ${
+        receipt.reason ?? "it was refused"
+      }`,
+      {
+        code: "RUN_ENDED",
+        hint:
+          `Request ${id} is recorded as rejected in 'prompt_runner control log'`,
+      },
+    );
+  }
   return { request_id: id, run_id: ref.run_id };
+}
+
+/**
+ * Settles a request whose run ended while it was written: claims the file
+ * back (so no runner takes it any more), and publishes a `rejected`
+ * receipt and log entry, unless the runner decided it first.
+ */
+async function settleLate(
+  paths: ControlPaths,
+  name: string,
+  request: ControlRequest,
+  after: Snapshot | null,
+): Promise<Receipt> {
+  const claimed = join(paths.requests, `.${name}.claimed`);
+  try {
+    await Deno.rename(join(paths.requests, name), claimed);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+    // The runner took it: its receipt follows.
+    return await waitForReceipt(paths, name);
+  }
+  const receipt: Receipt = {
+    request_id: request.id,
+    run_id: request.run_id,
+    command: request.command,
+    outcome: "rejected",
+    reason: after === null || after.run_id !== request.run_id
+      ? `run ${request.run_id} was replaced by ${
+        after?.run_id ?? "another run"
+      } before the request was applied`
+      : `the run ended (${after.status}) before the request was applied`,
+    recorded_at: new Date().toISOString(),
+  };
+  try {
+    if (await publishReceipt(paths, name, receipt)) {
+      await appendLogEntry(paths, {
+        run_id: request.run_id,
+        request_id: request.id,
+        command: request.command,
+        params: request.params,
+        author: request.author,
+        outcome: "rejected",
+        reason: receipt.reason,
+        prompt_id: request.prompt_id ?? null,
+        attempt: null,
+      });
+      return receipt;
+    }
+    return await waitForReceipt(paths, name);
+  } finally {
+    await Deno.remove(claimed).catch(() => {});
+  }
+}
+
+async function waitForReceipt(
+  paths: ControlPaths,
+  name: string,
+): Promise<Receipt> {
+  for (let look = 0; look < 100; look++) {
+    const receipt = await readReceipt(paths, name);
+    if (receipt !== null) return receipt;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new StateError(
+    `The runner took request ${name} as its run ended, but published no receipt for it`,
+    {
+      code: "RECEIPT_MISSING",
+      hint: "Resume the run to finish it: 'prompt_runner run PACKET --resume'",
+    },
+  );
+}
+
+/** What became of a request. */
+export interface RequestOutcome {
+  /** The request's id. */
+  request_id: string;
+  /** Its command, once decided (`null` while it waits). */
+  command: string | null;
+  /**
+   * `pending` while it waits in `requests/`; `accepted` while a steer waits
+   * for its lane; then `applied` or `rejected`, which are final.
+   */
+  outcome: Outcome | "pending";
+  /** Whether the outcome is final. */
+  final: boolean;
+  /** Why it was refused, or a note. */
+  reason: string | null;
+  /** When the outcome was recorded, or `null` while pending. */
+  at: string | null;
+}
+
+/**
+ * Tells what became of a request: the final outcome (`applied` or
+ * `rejected`) once one exists, a steer's `accepted` while it waits for its
+ * lane, or `pending` while the runner has not consumed it. Reads never
+ * touch the run.
+ *
+ * Requires `--allow-read` permission.
+ *
+ * @param ref The run the request was sent to.
+ * @param requestId The id `setView` or `steer` returned.
+ * @returns The outcome.
+ * @throws {NotFoundError} when the state root holds no trace of the request.
+ *
+ * @example Usage
+ * ```ts ignore
+ * import { currentRun, requestOutcome, steer } from "@prompt-runner/prompt-runner";
+ *
+ * const ref = await currentRun("examples/demo/.prompt_runner");
+ * const { request_id } = await steer(ref, "Keep it short");
+ * console.log((await requestOutcome(ref, request_id)).outcome);
+ * ```
+ */
+export async function requestOutcome(
+  ref: RunRef,
+  requestId: string,
+): Promise<RequestOutcome> {
+  const paths = controlPaths(ref.state_root);
+  const entries = (await readLogFile(paths)).filter((entry) =>
+    entry.request_id === requestId
+  );
+  const final = entries.findLast((entry) =>
+    entry.outcome === "applied" || entry.outcome === "rejected"
+  );
+  const name = `${requestId}.json`;
+  const latest = final ?? entries.at(-1);
+  if (latest !== undefined) {
+    return {
+      request_id: requestId,
+      command: latest.command,
+      outcome: latest.outcome,
+      final: final !== undefined,
+      reason: latest.reason,
+      at: latest.at,
+    };
+  }
+  const receipt = await readReceipt(paths, name);
+  if (receipt !== null) {
+    return {
+      request_id: requestId,
+      command: receipt.command,
+      outcome: receipt.outcome,
+      final: receipt.outcome !== "accepted",
+      reason: receipt.reason,
+      at: receipt.recorded_at,
+    };
+  }
+  const waiting = await readTextIfExists(join(paths.requests, name), {
+    within: paths.root,
+  }).catch(() => null);
+  if (waiting !== null) {
+    return {
+      request_id: requestId,
+      command: null,
+      outcome: "pending",
+      final: false,
+      reason: null,
+      at: null,
+    };
+  }
+  throw new NotFoundError(
+    `No request ${JSON.stringify(requestId)} in state root "${ref.state_root}"`,
+    { code: "REQUEST_NOT_FOUND" },
+  );
 }

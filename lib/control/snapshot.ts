@@ -8,7 +8,12 @@
 import { NotFoundError, StateError } from "../shared/errors.ts";
 import type { AttemptMode, RunStatus } from "../shared/events.ts";
 import { readTextIfExists } from "../shared/files.ts";
-import type { ViewSettings } from "../shared/view.ts";
+import {
+  DEFAULT_VIEW,
+  VIEW_KEYS,
+  VIEW_OPTIONS,
+  type ViewSettings,
+} from "../shared/view.ts";
 import { controlPaths, type RunRef } from "./paths.ts";
 
 /** A run's state as the control plane publishes it. */
@@ -67,13 +72,71 @@ export interface Snapshot {
   host: string;
 }
 
-/** Reads a snapshot file, or `null` when there is none. */
-export async function readSnapshotFile(path: string): Promise<Snapshot | null> {
-  const text = await readTextIfExists(path);
-  if (text === null) return null;
+const STATUSES = [
+  "running",
+  "completed",
+  "failed",
+  "blocked",
+  "interrupted",
+] as const;
+const MODES = ["run", "retry", "repair"] as const;
+
+function text(value: unknown): string | null {
+  return typeof value === "string" ? value : null;
+}
+
+function count(value: unknown): number {
+  return typeof value === "number" && Number.isFinite(value) && value >= 0
+    ? value
+    : 0;
+}
+
+function viewOf(value: unknown): ViewSettings {
+  const view: ViewSettings = { ...DEFAULT_VIEW };
+  if (typeof value !== "object" || value === null) return view;
+  const raw = value as Record<string, unknown>;
+  for (const key of VIEW_KEYS) {
+    const allowed = VIEW_OPTIONS[key] as readonly string[];
+    if (typeof raw[key] === "string" && allowed.includes(raw[key])) {
+      (view as unknown as Record<string, string>)[key] = raw[key];
+    }
+  }
+  return view;
+}
+
+/**
+ * Reads a snapshot file, or `null` when there is none. Reading is tolerant
+ * of a snapshot written by another version: a missing or odd field reads as
+ * its default (the view as the default view, a count as 0).
+ *
+ * @param path The snapshot file.
+ * @param stateRoot The state root it lies in: a link on the way is refused.
+ * @throws {StateError} when it is not JSON, not a run snapshot, or not a file.
+ */
+export async function readSnapshotFile(
+  path: string,
+  stateRoot?: string,
+): Promise<Snapshot | null> {
+  let raw: string | null;
+  try {
+    raw = await readTextIfExists(
+      path,
+      stateRoot === undefined ? {} : { within: stateRoot },
+    );
+  } catch (error) {
+    if (error instanceof StateError) throw error;
+    throw new StateError(
+      `Cannot read snapshot "${path}": ${(error as Error).message}`,
+      {
+        code: "SNAPSHOT_UNREADABLE",
+        hint: "It must be a file the runner wrote; move it aside if it is not",
+      },
+    );
+  }
+  if (raw === null) return null;
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = JSON.parse(raw);
   } catch (error) {
     throw new StateError(
       `Cannot read snapshot "${path}": ${(error as Error).message}`,
@@ -81,7 +144,7 @@ export async function readSnapshotFile(path: string): Promise<Snapshot | null> {
     );
   }
   if (
-    typeof value !== "object" || value === null ||
+    typeof value !== "object" || value === null || Array.isArray(value) ||
     typeof (value as Snapshot).run_id !== "string"
   ) {
     throw new StateError(
@@ -89,7 +152,38 @@ export async function readSnapshotFile(path: string): Promise<Snapshot | null> {
       { code: "SNAPSHOT_CORRUPT" },
     );
   }
-  return value as Snapshot;
+  const v = value as Record<string, unknown>;
+  const status = STATUSES.find((s) => s === v.status);
+  const mode = MODES.find((m) => m === v.mode);
+  return {
+    ...(v as unknown as Snapshot),
+    v: 1,
+    run_id: v.run_id as string,
+    packet: text(v.packet) ?? "",
+    packet_dir: text(v.packet_dir) ?? "",
+    status: status ?? "running",
+    prompt_id: text(v.prompt_id),
+    prompt_name: text(v.prompt_name),
+    attempt: Number.isInteger(v.attempt) ? v.attempt as number : null,
+    mode: mode ?? null,
+    provider: text(v.provider),
+    model: text(v.model),
+    run_started_at: text(v.run_started_at) ?? "",
+    prompt_started_at: text(v.prompt_started_at),
+    updated_at: text(v.updated_at) ?? "",
+    elapsed_ms: count(v.elapsed_ms),
+    prompt_elapsed_ms: count(v.prompt_elapsed_ms),
+    tool_count: count(v.tool_count),
+    input_tokens: count(v.input_tokens),
+    output_tokens: count(v.output_tokens),
+    event_count: count(v.event_count),
+    last_seq: count(v.last_seq),
+    steer_count: count(v.steer_count),
+    max_steers: count(v.max_steers),
+    view: viewOf(v.view),
+    pid: Number.isInteger(v.pid) ? v.pid as number : 0,
+    host: text(v.host) ?? "unknown",
+  };
 }
 
 /**
@@ -113,7 +207,10 @@ export async function readSnapshotFile(path: string): Promise<Snapshot | null> {
  * ```
  */
 export async function currentRun(stateRoot: string): Promise<RunRef> {
-  const snapshot = await readSnapshotFile(controlPaths(stateRoot).snapshot);
+  const snapshot = await readSnapshotFile(
+    controlPaths(stateRoot).snapshot,
+    stateRoot,
+  );
   if (snapshot === null) {
     throw new NotFoundError(`No run recorded in state root "${stateRoot}"`, {
       code: "RUN_NOT_FOUND",
@@ -134,7 +231,10 @@ export async function currentRun(stateRoot: string): Promise<RunRef> {
  * @throws {StateError} when a newer run has replaced this one (a stale ref).
  */
 export async function snapshot(ref: RunRef): Promise<Snapshot> {
-  const current = await readSnapshotFile(controlPaths(ref.state_root).snapshot);
+  const current = await readSnapshotFile(
+    controlPaths(ref.state_root).snapshot,
+    ref.state_root,
+  );
   if (current === null) {
     throw new NotFoundError(
       `No run recorded in state root "${ref.state_root}"`,

@@ -433,6 +433,13 @@ function compareIds(a: string, b: string): number {
   return Number(a) - Number(b) || a.localeCompare(b);
 }
 
+/** A path cut to a readable length for a message (a 5,000-character path is not). */
+function elide(path: string): string {
+  return path.length <= 200
+    ? path
+    : `${path.slice(0, 100)}…${path.slice(-60)} (${path.length} characters)`;
+}
+
 /**
  * Loads a packet directory: its manifest (`prompt_runner_packet.md`) and its
  * prompts (`prompts/NN_slug.prompt.md`), with front matter checked, ids
@@ -475,20 +482,31 @@ export async function loadPacket(dir: string): Promise<Packet> {
   try {
     info = await Deno.stat(root);
   } catch (error) {
-    if (error instanceof Deno.errors.NotFound) {
+    if (
+      error instanceof Deno.errors.NotFound ||
+      error instanceof Deno.errors.NotADirectory
+    ) {
       throw new NotFoundError(
-        `Cannot find packet "${dir}": no such directory`,
+        `Cannot find packet "${elide(dir)}": no such directory`,
         {
           code: "PACKET_NOT_FOUND",
         },
       );
     }
-    throw error;
+    throw new UsageError(
+      `Cannot use packet "${elide(dir)}": ${
+        (error as Error).message.replace(/:.*$/, "")
+      }`,
+      { code: "PACKET_UNUSABLE", cause: error },
+    );
   }
   if (!info.isDirectory) {
-    throw new NotFoundError(`Cannot load packet "${dir}": not a directory`, {
-      code: "PACKET_NOT_FOUND",
-    });
+    throw new NotFoundError(
+      `Cannot load packet "${elide(dir)}": not a directory`,
+      {
+        code: "PACKET_NOT_FOUND",
+      },
+    );
   }
   const realRoot = await Deno.realPath(root);
   const manifestFile = join(realRoot, MANIFEST_FILE);
@@ -498,7 +516,7 @@ export async function loadPacket(dir: string): Promise<Packet> {
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) {
       throw new NotFoundError(
-        `Cannot find packet "${dir}": it has no ${MANIFEST_FILE}`,
+        `Cannot find packet "${elide(dir)}": it has no ${MANIFEST_FILE}`,
         {
           code: "PACKET_NOT_FOUND",
           hint:

@@ -239,7 +239,7 @@ async function record(
   const amendment: AmendmentRecord = {
     at: new Date().toISOString(),
     prompt: prompt.id,
-    author: defaultAuthor(author),
+    author: await defaultAuthor(author),
     reason: change.reason,
     phase: await amendmentPhase(stateRoot, prompt.id),
     direction: change.direction,

@@ -29,8 +29,18 @@ import {
 } from "../render/sinks.ts";
 import type { Renderer } from "../render/renderer.ts";
 import type { ProviderEvent, RunEvent, RunStatus } from "../shared/events.ts";
-import { ensurePrivateDir, FILE_MODE, writeAll } from "../shared/files.ts";
-import { newId } from "../shared/new_id.ts";
+import {
+  createNewFile,
+  ensurePrivateDir,
+  isEnvironmentError,
+  moveLinkAside,
+  openAppend,
+  removeStaleTemps,
+  writeAll,
+} from "../shared/files.ts";
+import { EnvironmentError, LinkRefusedError } from "../shared/errors.ts";
+import { openStateRoot } from "../shared/state_root.ts";
+import { checkRunId, newId } from "../shared/new_id.ts";
 import { sleep } from "../shared/sleep.ts";
 import { DEFAULT_VIEW, type ViewSettings } from "../shared/view.ts";
 import type { VerifyReport } from "../verify/report.ts";
@@ -53,6 +63,7 @@ import {
   type PromptState,
   readState,
   type RunState,
+  STATE_FILE,
   writeState,
 } from "./state_file.ts";
 import { probesDiffer, probeWorkspace } from "./_workspace_probe.ts";
@@ -165,7 +176,7 @@ class PacketRun {
   readonly #plan: PlannedPrompt[];
   readonly #options: RunPacketOptions;
   #hooks: RunHooks;
-  readonly #stateRoot: string | null;
+  #stateRoot: string | null;
   readonly #runId: string;
   readonly #abort = new AbortController();
   #seq = 0;
@@ -184,6 +195,10 @@ class PacketRun {
   #outputSink: RenderSink | null;
   #tools = new Map<string, { name: string; input: Record<string, unknown> }>();
   #cwd: string | null = null;
+  /** The attempt under way, for the record of a run the environment stopped. */
+  #attempt: { entry: PromptState; record: AttemptRecord } | null = null;
+  /** Prompts completed earlier in this run id (a resumed run skips them). */
+  #doneBefore = new Set<string>();
 
   constructor(
     packet: Packet,
@@ -223,13 +238,20 @@ class PacketRun {
   async execute(): Promise<RunResult> {
     let lock: RunLock | null = null;
     if (this.#stateRoot !== null) {
-      await ensurePrivateDir(this.#stateRoot);
+      const warn = this.#options.warn;
+      this.#stateRoot = await openStateRoot(this.#stateRoot, {
+        create: true,
+        repair: true,
+        ...(warn ? { warn } : {}),
+      });
       lock = await acquireRunLock(this.#stateRoot, this.#runId);
       try {
+        await removeStaleTemps(this.#stateRoot, { within: this.#stateRoot });
         this.#state = await readState(this.#stateRoot);
+        this.#settleDeadAttempts();
       } catch (error) {
         await lock.release();
-        throw error;
+        throw environmentFailure(error, this.#stateRoot);
       }
     }
     this.#state.run_id = this.#runId;
@@ -281,6 +303,11 @@ class PacketRun {
       status = this.#aborted ? "interrupted" : "failed";
       reason = `internal error: ${(error as Error)?.message ?? String(error)}`;
     }
+    if (failure instanceof EnvironmentError) {
+      await this.#abandon(failure);
+      await lock?.release();
+      throw failure;
+    }
     try {
       await this.#emit(
         "run_finished",
@@ -306,6 +333,7 @@ class PacketRun {
     } finally {
       await lock?.release();
     }
+    if (failure instanceof EnvironmentError) throw failure;
     if (failure !== null && !this.#aborted) throw failure;
     return {
       run_id: this.#runId,
@@ -316,12 +344,77 @@ class PacketRun {
     };
   }
 
+  /**
+   * Records attempts a dead runner left `running` (it was killed, or its
+   * machine went down) as interrupted: the run lock is ours, so no live
+   * runner is behind them. Prompts this run id completed are remembered:
+   * a resumed run continues after them.
+   */
+  #settleDeadAttempts(): void {
+    const now = new Date().toISOString();
+    for (const entry of Object.values(this.#state.prompts)) {
+      for (const record of entry.attempts) {
+        if (record.status !== "running") continue;
+        record.status = "interrupted";
+        record.finished_at ??= now;
+        record.reason =
+          "the runner stopped during this attempt (killed, or its machine went down)";
+      }
+      if (
+        entry.status === "running" || entry.status === "retry_scheduled" ||
+        entry.status === "repairing"
+      ) {
+        entry.status = "interrupted";
+        entry.reason = "the runner stopped before the prompt finished";
+      }
+    }
+    for (const [id, entry] of Object.entries(this.#state.prompts)) {
+      if (entry.status === "completed" && entry.run_id === this.#runId) {
+        this.#doneBefore.add(id);
+      }
+    }
+  }
+
+  /**
+   * The environment failed (a full disk): the attempt under way is recorded
+   * as interrupted where the state can still be written, the control plane
+   * closes its files without publishing an end, and the run can be resumed
+   * once the environment is fixed.
+   */
+  async #abandon(failure: EnvironmentError): Promise<void> {
+    const now = new Date().toISOString();
+    if (this.#attempt !== null) {
+      const { entry, record } = this.#attempt;
+      if (record.status === "running") {
+        record.status = "interrupted";
+        record.finished_at = now;
+        record.reason = failure.message;
+      }
+      entry.status = "interrupted";
+      entry.reason = failure.message;
+    }
+    this.#session?.interrupt();
+    await this.#closeTranscript().catch(() => {});
+    await this.#saveState().catch(() => {});
+    await this.#hooks.abandon?.().catch(() => {});
+  }
+
   async #runPrompts(): Promise<[RunStatus, string | null]> {
     const completed = new Set<string>();
     for (const planned of this.#plan) {
       const { prompt } = planned;
       if (this.#aborted) {
         return ["interrupted", "interrupted before prompt " + prompt.id];
+      }
+      if (this.#doneBefore.has(prompt.id)) {
+        // Completed by an earlier process of this run: the run continues after it.
+        completed.add(prompt.id);
+        this.#outcomes[prompt.id] = {
+          status: "completed",
+          reason: "completed before the run was resumed",
+          attempts: [],
+        };
+        continue;
       }
       const blockers = prompt.depends_on.filter((id) =>
         !completed.has(id) && this.#state.prompts[id]?.status !== "completed"
@@ -408,7 +501,14 @@ class PacketRun {
     let mode: AttemptMode = "run";
     let text = prompt.body;
     let outcome: PromptOutcome;
-    for (let attempt = 1;; attempt++) {
+    // A resumed run continues the numbering of its attempts.
+    const first = 1 + Math.max(
+      0,
+      ...entry.attempts.filter((a) => a.run_id === this.#runId).map((a) =>
+        a.attempt
+      ),
+    );
+    for (let attempt = first;; attempt++) {
       modes.push(mode);
       const record: AttemptRecord = {
         run_id: this.#runId,
@@ -424,6 +524,7 @@ class PacketRun {
         transcript: null,
       };
       entry.attempts.push(record);
+      this.#attempt = { entry, record };
       entry.status = "running";
       entry.updated_at = record.started_at;
       this.#current = { prompt: prompt.id, attempt };
@@ -626,11 +727,12 @@ class PacketRun {
     await this.#saveState();
     const outcome = { status, reason, attempts: modes };
     this.#outcomes[prompt.id] = outcome;
+    const attempt = entry.attempts.at(-1)?.attempt ?? modes.length;
     await this.#emit(
       status === "completed" ? "prompt_completed" : "prompt_failed",
       { prompt_id: prompt.id, status, reason, attempts: modes.length },
       prompt.id,
-      modes.length,
+      attempt,
     );
     return outcome;
   }
@@ -1037,16 +1139,24 @@ class PacketRun {
     text: string,
   ): Promise<void> {
     await this.#closeTranscript();
-    if (this.#stateRoot === null) return;
-    const dir = join(this.#stateRoot, "logs", this.#runId);
-    await ensurePrivateDir(dir);
+    const root = this.#stateRoot;
+    if (root === null) return;
+    const dir = join(root, "logs", this.#runId);
     const path = join(dir, `${promptId}-attempt-${attempt}.log`);
-    record.transcript = relative(this.#stateRoot, path);
-    this.#transcript = await Deno.open(path, {
-      write: true,
-      create: true,
-      truncate: true,
-      mode: FILE_MODE,
+    record.transcript = relative(root, path);
+    this.#transcript = await this.#guardLinks(async () => {
+      await ensurePrivateDir(dir, { within: root });
+      try {
+        // Never truncates, never follows a link: a transcript is kept whole.
+        return await createNewFile(path, { within: root });
+      } catch (error) {
+        if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
+        const existing = await Deno.lstat(path);
+        if (existing.isSymlink) throw new LinkRefusedError(path);
+        return await openAppend(path, { within: root });
+      }
+    }).catch((error) => {
+      throw environmentFailure(error, path);
     });
     const header = [
       `run ${this.#runId}  prompt ${promptId}  attempt ${attempt} (${record.mode})`,
@@ -1057,10 +1167,38 @@ class PacketRun {
       "",
     ].join("\n");
     const file = this.#transcript;
-    await writeAll(file, new TextEncoder().encode(header));
-    this.#transcriptSink = logFileSink((text) =>
-      writeAll(file, new TextEncoder().encode(text))
-    );
+    const write = (text: string): Promise<void> =>
+      writeAll(file, new TextEncoder().encode(text)).catch((error) => {
+        throw environmentFailure(error, path);
+      });
+    await write(header);
+    this.#transcriptSink = logFileSink(write);
+  }
+
+  /**
+   * Runs file work in the state root; a link found on the way is moved
+   * aside (never followed), reported to the hooks, and the work tried again.
+   */
+  async #guardLinks<T>(work: () => Promise<T>): Promise<T> {
+    for (let tries = 0;; tries++) {
+      try {
+        return await work();
+      } catch (error) {
+        if (!(error instanceof LinkRefusedError) || tries >= 4) throw error;
+        const refusal = await moveLinkAside(this.#stateRoot!, error.path);
+        if (refusal === null) continue;
+        if (this.#hooks.linkRefused) await this.#hooks.linkRefused(refusal);
+        else {
+          await this.#options.warn?.(
+            `${
+              JSON.stringify(refusal.path)
+            } in the state root was a symbolic link; it was moved aside to ${
+              JSON.stringify(refusal.moved_to)
+            } and never followed`,
+          );
+        }
+      }
+    }
   }
 
   async #closeTranscript(): Promise<void> {
@@ -1074,10 +1212,33 @@ class PacketRun {
   }
 
   async #saveState(): Promise<void> {
-    if (this.#stateRoot !== null) {
-      await writeState(this.#stateRoot, this.#state);
+    const root = this.#stateRoot;
+    if (root === null) return;
+    try {
+      await this.#guardLinks(() => writeState(root, this.#state));
+    } catch (error) {
+      throw environmentFailure(error, join(root, STATE_FILE));
     }
   }
+}
+
+/**
+ * An error of the environment (a full disk, an I/O error) as an
+ * {@linkcode EnvironmentError} naming the path; any other error unchanged.
+ */
+function environmentFailure(error: unknown, path: string): unknown {
+  if (error instanceof EnvironmentError || !isEnvironmentError(error)) {
+    return error;
+  }
+  return new EnvironmentError(
+    `Cannot write "${path}": ${(error as Error).message.replace(/:.*$/, "")}`,
+    {
+      code: "ENVIRONMENT",
+      hint:
+        "Free space (or fix the file system), then continue the run with 'prompt_runner run PACKET --resume'",
+      cause: error,
+    },
+  );
 }
 
 function evidenceOfWork(report: VerifyReport): boolean {
@@ -1096,7 +1257,7 @@ function evidenceOfWork(report: VerifyReport): boolean {
  *
  * Requires `--allow-read`, `--allow-write` (the state root and the
  * workspace), `--allow-run` (git and verify commands), `--allow-env` and
- * `--allow-sys=hostname`.
+ * `--allow-sys=hostname,uid`.
  *
  * @param packet A packet directory, or a loaded packet.
  * @param options Selection, provider, view, state root, output and hooks.
@@ -1138,6 +1299,7 @@ export async function runPacket(
   packet: string | Packet,
   options: RunPacketOptions = {},
 ): Promise<RunResult> {
+  if (options.runId !== undefined) checkRunId(options.runId);
   const loaded = typeof packet === "string" ? await loadPacket(packet) : packet;
   const plan = await planRun(loaded, {
     ...(options.ids ? { ids: options.ids } : {}),

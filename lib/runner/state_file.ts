@@ -120,7 +120,21 @@ export function emptyState(): RunState {
  */
 export async function readState(stateRoot: string): Promise<RunState> {
   const path = join(stateRoot, STATE_FILE);
-  const text = await readTextIfExists(path);
+  let text: string | null;
+  try {
+    text = await readTextIfExists(path, { within: stateRoot });
+  } catch (error) {
+    if (error instanceof StateError) throw error;
+    throw new StateError(
+      `Cannot read state "${path}": ${(error as Error).message}`,
+      {
+        code: "STATE_UNREADABLE",
+        hint:
+          "It must be the file the runner wrote; move it aside to start the packet's history afresh",
+        cause: error,
+      },
+    );
+  }
   if (text === null) return emptyState();
   let value: unknown;
   try {
@@ -156,5 +170,6 @@ export async function writeState(
   await writeFileAtomic(
     join(stateRoot, STATE_FILE),
     JSON.stringify(state, null, 2) + "\n",
+    { within: stateRoot },
   );
 }

@@ -201,3 +201,70 @@ export class RunLostError extends PromptRunnerError {
     this.name = "RunLostError";
   }
 }
+
+/**
+ * A path inside a private root (a state root) is a symbolic link, or passes
+ * through one (exit code 4). prompt_runner never reads or writes through a
+ * link there: someone who can plant one could redirect the run's writes.
+ *
+ * @example Usage
+ * ```ts
+ * import { LinkRefusedError } from "@prompt-runner/prompt-runner";
+ * import assert from "node:assert/strict";
+ *
+ * const error = new LinkRefusedError("/tmp/state/control/log.jsonl");
+ * assert.equal(error.exitCode, 4);
+ * assert.equal(error.path, "/tmp/state/control/log.jsonl");
+ * ```
+ */
+export class LinkRefusedError extends StateError {
+  /** The link that was refused. */
+  readonly path: string;
+
+  /**
+   * Creates a link-refused error.
+   *
+   * @param path The link.
+   * @param options An optional code, hint and cause.
+   */
+  constructor(path: string, options: ErrorDetailOptions = {}) {
+    super(
+      `Refused to use "${path}": it is a symbolic link, and prompt_runner never reads or writes through a link inside a state root`,
+      {
+        code: "LINK_REFUSED",
+        hint: options.hint ??
+          "Remove the link (a real file or directory is created in its place); state roots hold no links",
+        ...(options.cause === undefined ? {} : { cause: options.cause }),
+      },
+    );
+    this.name = "LinkRefusedError";
+    this.path = path;
+  }
+}
+
+/**
+ * The environment failed the run (exit code 1): a full disk, an I/O error,
+ * a read-only file system. Not a bug: free space (or fix the disk) and
+ * continue the run with `--resume`.
+ *
+ * @example Usage
+ * ```ts
+ * import { EnvironmentError } from "@prompt-runner/prompt-runner";
+ * import assert from "node:assert/strict";
+ *
+ * const error = new EnvironmentError('Cannot write "/x/state.json": No space left on device');
+ * assert.equal(error.exitCode, 1);
+ * ```
+ */
+export class EnvironmentError extends PromptRunnerError {
+  /**
+   * Creates an environment error.
+   *
+   * @param message What could not be done, naming the path.
+   * @param options An optional code, hint and cause.
+   */
+  constructor(message: string, options: ErrorDetailOptions = {}) {
+    super(message, detail(options, "ENVIRONMENT", ExitCode.RUN_FAILED));
+    this.name = "EnvironmentError";
+  }
+}

@@ -2,21 +2,126 @@
  * Durable file primitives shared by the runner and the control plane:
  * atomic replace, no-replace publish, synced appends, private directories.
  *
+ * Every primitive takes `within`, the private root (a state root) the path
+ * lies in. With it, each component of the path below the root is checked
+ * with `lstat` and a symbolic link is refused ({@linkcode LinkRefusedError}),
+ * and files are created without following a link (`O_EXCL`) or checked after
+ * opening, so nothing is ever read or written through a link planted there.
+ *
  * @module
  */
 
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, isAbsolute, join, relative } from "node:path";
+import { LinkRefusedError, StateError } from "./errors.ts";
 
 /** Files holding run state are private to the user running the runner. */
 export const FILE_MODE = 0o600;
 /** Directories holding run state are private too. */
 export const DIR_MODE = 0o700;
 
+/** Where a path lies: the private root whose components are checked. */
+export interface WithinOptions {
+  /** The private root; components below it must not be links. */
+  within?: string;
+}
+
 const encoder = new TextEncoder();
+const TEMP_PATTERN = /^\..+\.[0-9a-f]{8}\.tmp$/;
 
 function tempName(path: string): string {
   const tail = crypto.randomUUID().slice(0, 8);
   return join(dirname(path), `.${basename(path)}.${tail}.tmp`);
+}
+
+/** Tells whether a file name is one of this module's dot-temp files. */
+export function isTempName(name: string): boolean {
+  return TEMP_PATTERN.test(name);
+}
+
+/** The current user's id, or `null` where it cannot be read (no `--allow-sys=uid`, Windows). */
+export function currentUid(): number | null {
+  try {
+    return Deno.uid();
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Checks a path below a private root without following links: every
+ * component from the root down is `lstat`ed, and a link is refused.
+ *
+ * @returns The path's own info, or `null` when it (or a parent) does not exist.
+ * @throws {LinkRefusedError} when a component is a symbolic link.
+ * @throws {StateError} when a parent component is not a directory.
+ */
+export async function checkPath(
+  root: string,
+  path: string,
+): Promise<Deno.FileInfo | null> {
+  const rel = relative(root, path);
+  if (rel === "") return await lstatIfExists(path);
+  if (rel.startsWith("..") || isAbsolute(rel)) {
+    throw new StateError(`"${path}" lies outside the state root "${root}"`, {
+      code: "OUTSIDE_STATE_ROOT",
+    });
+  }
+  const parts = rel.split("/");
+  let current = root;
+  let info: Deno.FileInfo | null = null;
+  for (let i = 0; i < parts.length; i++) {
+    current = join(current, parts[i]!);
+    info = await lstatIfExists(current);
+    if (info === null) return null;
+    if (info.isSymlink) throw new LinkRefusedError(current);
+    if (i < parts.length - 1 && !info.isDirectory) {
+      throw new StateError(
+        `Cannot use "${path}": "${current}" is not a directory`,
+        {
+          code: "NOT_A_DIRECTORY",
+        },
+      );
+    }
+  }
+  return info;
+}
+
+async function lstatIfExists(path: string): Promise<Deno.FileInfo | null> {
+  try {
+    return await Deno.lstat(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    throw error;
+  }
+}
+
+async function checkWithin(
+  path: string,
+  options: WithinOptions,
+): Promise<Deno.FileInfo | null | undefined> {
+  return options.within === undefined
+    ? undefined
+    : await checkPath(options.within, path);
+}
+
+/**
+ * Refuses an open file that is not the one at `path` (a link was swapped in
+ * between the check and the open): the file is closed and an error thrown.
+ */
+async function confirmOpened(
+  file: Deno.FsFile,
+  path: string,
+): Promise<Deno.FileInfo> {
+  const opened = await file.stat();
+  const named = await lstatIfExists(path);
+  if (
+    named === null || named.isSymlink || named.ino !== opened.ino ||
+    named.dev !== opened.dev
+  ) {
+    file.close();
+    throw new LinkRefusedError(path);
+  }
+  return opened;
 }
 
 /** Writes all of `bytes` (a single `write` may write only part). */
@@ -30,17 +135,82 @@ export async function writeAll(
   }
 }
 
-/** Creates a directory (and its parents) with mode 0700. */
-export async function ensurePrivateDir(path: string): Promise<void> {
-  try {
-    await Deno.mkdir(path, { recursive: true, mode: DIR_MODE });
-  } catch (error) {
-    if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
-    if (!(await Deno.stat(path)).isDirectory) {
-      throw new Deno.errors.AlreadyExists(
-        `"${path}" exists and is not a directory`,
-      );
+/**
+ * Creates a directory (and its parents) with mode 0700. With `within`, each
+ * component below the root is made one at a time and checked: a link is
+ * refused, a directory of another user is refused, and one of ours that
+ * group or others may write is made private again.
+ *
+ * @throws {LinkRefusedError} for a link on the way.
+ * @throws {StateError} for a component that is a file, or another user's.
+ */
+export async function ensurePrivateDir(
+  path: string,
+  options: WithinOptions = {},
+): Promise<void> {
+  if (options.within === undefined) {
+    try {
+      await Deno.mkdir(path, { recursive: true, mode: DIR_MODE });
+    } catch (error) {
+      if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
     }
+    if (!(await Deno.stat(path)).isDirectory) {
+      throw new StateError(`"${path}" exists and is not a directory`, {
+        code: "NOT_A_DIRECTORY",
+      });
+    }
+    return;
+  }
+  const root = options.within;
+  const rel = relative(root, path);
+  if (rel.startsWith("..") || isAbsolute(rel)) {
+    throw new StateError(`"${path}" lies outside the state root "${root}"`, {
+      code: "OUTSIDE_STATE_ROOT",
+    });
+  }
+  let current = root;
+  for (const part of rel === "" ? [] : rel.split("/")) {
+    current = join(current, part);
+    let info = await lstatIfExists(current);
+    if (info === null) {
+      try {
+        await Deno.mkdir(current, { mode: DIR_MODE });
+      } catch (error) {
+        if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
+      }
+      info = await Deno.lstat(current);
+    }
+    await checkPrivateDir(current, info);
+  }
+}
+
+/**
+ * Checks one directory of a state root: a real directory, ours, and
+ * private (a group- or world-writable one of ours is made 0700 again).
+ */
+async function checkPrivateDir(
+  path: string,
+  info: Deno.FileInfo,
+): Promise<void> {
+  if (info.isSymlink) throw new LinkRefusedError(path);
+  if (!info.isDirectory) {
+    throw new StateError(`"${path}" exists and is not a directory`, {
+      code: "NOT_A_DIRECTORY",
+    });
+  }
+  const uid = currentUid();
+  if (uid !== null && info.uid !== null && info.uid !== uid) {
+    throw new StateError(
+      `Refused to use "${path}": it belongs to user ${info.uid}, not to this user (${uid})`,
+      {
+        code: "STATE_ROOT_NOT_OURS",
+        hint:
+          "A state root must belong to the user running prompt_runner; pick another with --state-root",
+      },
+    );
+  }
+  if (info.mode !== null && (info.mode & 0o077) !== 0) {
+    await Deno.chmod(path, DIR_MODE);
   }
 }
 
@@ -64,6 +234,7 @@ async function writeTemp(
   mode = FILE_MODE,
 ): Promise<string> {
   const temp = tempName(path);
+  // createNew (O_EXCL) never follows a link: a link in the way fails.
   const file = await Deno.open(temp, {
     write: true,
     createNew: true,
@@ -85,16 +256,22 @@ async function writeTemp(
  * Replaces `path` with `text` atomically: a dot-temp file in the same
  * directory is written, synced and renamed over the target, so a reader sees
  * the old content or the new one, never a mix. The file gets mode 0600
- * unless `options.mode` says otherwise.
+ * unless `options.mode` says otherwise. A link at `path` is replaced, never
+ * written through.
+ *
+ * @throws {LinkRefusedError} with `within`, for a link among the parents.
  */
 export async function writeFileAtomic(
   path: string,
   text: string,
-  options: { mode?: number } = {},
+  options: { mode?: number } & WithinOptions = {},
 ): Promise<void> {
+  if (options.within !== undefined) {
+    await checkPath(options.within, dirname(path));
+  }
   const temp = await writeTemp(path, text, options.mode);
-  if (options.mode !== undefined) await Deno.chmod(temp, options.mode);
   try {
+    if (options.mode !== undefined) await Deno.chmod(temp, options.mode);
     await Deno.rename(temp, path);
   } catch (error) {
     await Deno.remove(temp).catch(() => {});
@@ -107,45 +284,191 @@ export async function writeFileAtomic(
  * Publishes `text` at `path` without ever replacing an existing file: the
  * content is synced in a dot-temp file and then hard-linked into place.
  *
- * @throws {Deno.errors.AlreadyExists} when `path` exists.
+ * @throws {Deno.errors.AlreadyExists} when `path` exists (a link included).
+ * @throws {LinkRefusedError} with `within`, for a link among the parents.
  */
 export async function writeFileNoReplace(
   path: string,
   text: string,
+  options: WithinOptions = {},
 ): Promise<void> {
-  const temp = await writeTemp(path, text);
-  try {
-    await Deno.link(temp, path);
-  } finally {
-    await Deno.remove(temp).catch(() => {});
+  if (options.within !== undefined) {
+    await checkPath(options.within, dirname(path));
+  }
+  for (let tries = 0;; tries++) {
+    const temp = await writeTemp(path, text);
+    try {
+      await Deno.link(temp, path);
+      break;
+    } catch (error) {
+      // A cleaner of stale temp files may have removed ours: write it again.
+      if (!(error instanceof Deno.errors.NotFound) || tries >= 2) throw error;
+      if (await lstatIfExists(temp) !== null) throw error;
+    } finally {
+      await Deno.remove(temp).catch(() => {});
+    }
   }
   await syncDir(dirname(path));
 }
 
 /**
- * Appends one line (a newline is added) to `path`, creating it with mode
- * 0600. With `sync`, the append is on disk when the promise resolves.
+ * Opens a file for appending, creating it with mode 0600. With `within`,
+ * a link at the path or among its parents is refused, and the open file is
+ * checked to be the one named.
  */
-export async function appendLine(
+export async function openAppend(
   path: string,
-  line: string,
-  options: { sync?: boolean } = {},
-): Promise<void> {
+  options: WithinOptions = {},
+): Promise<Deno.FsFile> {
+  const info = await checkWithin(path, options);
+  if (info && !info.isFile) {
+    throw new StateError(`Cannot append to "${path}": it is not a file`, {
+      code: "NOT_A_FILE",
+    });
+  }
   const file = await Deno.open(path, {
+    read: true,
     append: true,
     create: true,
     mode: FILE_MODE,
   });
+  if (options.within !== undefined) await confirmOpened(file, path);
+  return file;
+}
+
+/**
+ * Creates a new file for writing (mode 0600); it must not exist. The open
+ * never follows a link (`O_EXCL`).
+ *
+ * @throws {Deno.errors.AlreadyExists} when something is at `path`.
+ */
+export async function createNewFile(
+  path: string,
+  options: WithinOptions = {},
+): Promise<Deno.FsFile> {
+  if (options.within !== undefined) {
+    await checkPath(options.within, dirname(path));
+  }
+  return await Deno.open(path, {
+    write: true,
+    createNew: true,
+    mode: FILE_MODE,
+  });
+}
+
+/**
+ * Appends one line (a newline is added) to `path`, creating it with mode
+ * 0600. When the file ends in a torn line (a crash, a full disk), the new
+ * line starts on a line of its own, so it stays readable. With `sync`, the
+ * append is on disk when the promise resolves.
+ *
+ * @throws {LinkRefusedError} with `within`, for a link at the path or above.
+ */
+export async function appendLine(
+  path: string,
+  line: string,
+  options: { sync?: boolean } & WithinOptions = {},
+): Promise<void> {
+  const file = await openAppend(path, options);
   try {
-    await writeAll(file, encoder.encode(line + "\n"));
+    const size = (await file.stat()).size;
+    let text = line + "\n";
+    if (size > 0 && !(await endsWithNewline(file, size))) text = "\n" + text;
+    await writeAll(file, encoder.encode(text));
     if (options.sync) await file.sync();
   } finally {
     file.close();
   }
 }
 
-/** Reads a file as text, or returns `null` when it does not exist. */
-export async function readTextIfExists(path: string): Promise<string | null> {
+async function endsWithNewline(
+  file: Deno.FsFile,
+  size: number,
+): Promise<boolean> {
+  await file.seek(size - 1, Deno.SeekMode.Start);
+  const last = new Uint8Array(1);
+  return (await file.read(last)) === 1 && last[0] === 0x0a;
+}
+
+/**
+ * Cuts a torn last line (one without its newline) off a JSONL file: it never
+ * was a complete record. A line still being written by another process is
+ * given a moment to finish first.
+ *
+ * @returns The number of bytes cut (0 when the file ends cleanly or is missing).
+ */
+export async function repairTornTail(
+  path: string,
+  options: WithinOptions = {},
+): Promise<number> {
+  const info = await checkWithin(path, options);
+  if (info === null) return 0;
+  let file: Deno.FsFile;
+  try {
+    file = await Deno.open(path, { read: true, write: true });
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return 0;
+    throw error;
+  }
+  try {
+    if (options.within !== undefined) await confirmOpened(file, path);
+    for (let look = 0;; look++) {
+      const size = (await file.stat()).size;
+      if (size === 0 || await endsWithNewline(file, size)) return 0;
+      if (look === 0) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        continue;
+      }
+      const keep = await lastNewlineEnd(file, size);
+      await file.truncate(keep);
+      await file.sync();
+      return size - keep;
+    }
+  } finally {
+    try {
+      file.close();
+    } catch {
+      // Closed by confirmOpened.
+    }
+  }
+}
+
+/** The offset just past the last newline of a file (0 when it has none). */
+async function lastNewlineEnd(
+  file: Deno.FsFile,
+  size: number,
+): Promise<number> {
+  const chunk = new Uint8Array(64 * 1024);
+  let end = size;
+  while (end > 0) {
+    const start = Math.max(0, end - chunk.length);
+    await file.seek(start, Deno.SeekMode.Start);
+    let read = 0;
+    while (read < end - start) {
+      const n = await file.read(chunk.subarray(read, end - start));
+      if (n === null || n === 0) break;
+      read += n;
+    }
+    const at = chunk.subarray(0, read).lastIndexOf(0x0a);
+    if (at >= 0) return start + at + 1;
+    end = start;
+  }
+  return 0;
+}
+
+/**
+ * Reads a file as text, or returns `null` when it does not exist.
+ *
+ * @throws {LinkRefusedError} with `within`, for a link at the path or above.
+ */
+export async function readTextIfExists(
+  path: string,
+  options: WithinOptions = {},
+): Promise<string | null> {
+  if (options.within !== undefined) {
+    const info = await checkPath(options.within, path);
+    if (info === null) return null;
+  }
   try {
     return await Deno.readTextFile(path);
   } catch (error) {
@@ -154,15 +477,82 @@ export async function readTextIfExists(path: string): Promise<string | null> {
   }
 }
 
-/** Tells whether a path exists (without following a final symlink). */
-export async function pathExists(path: string): Promise<boolean> {
+/**
+ * Removes the dot-temp files (`.NAME.xxxxxxxx.tmp`) a killed writer left in
+ * a directory. With `olderThanMs`, only those not touched for that long.
+ *
+ * @returns How many were removed.
+ */
+export async function removeStaleTemps(
+  dir: string,
+  options: { olderThanMs?: number } & WithinOptions = {},
+): Promise<number> {
+  if (options.within !== undefined) {
+    const info = await checkPath(options.within, dir);
+    if (info === null || !info.isDirectory) return 0;
+  }
+  let removed = 0;
+  let entries: Deno.DirEntry[];
   try {
-    await Deno.lstat(path);
-    return true;
+    entries = await Array.fromAsync(Deno.readDir(dir));
   } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return false;
+    if (error instanceof Deno.errors.NotFound) return 0;
     throw error;
   }
+  const now = Date.now();
+  for (const entry of entries) {
+    if (!entry.isFile || !isTempName(entry.name)) continue;
+    const path = join(dir, entry.name);
+    if (options.olderThanMs !== undefined) {
+      const info = await lstatIfExists(path);
+      const touched = info?.mtime?.getTime() ?? now;
+      if (now - touched < options.olderThanMs) continue;
+    }
+    try {
+      await Deno.remove(path);
+      removed++;
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    }
+  }
+  return removed;
+}
+
+/**
+ * Moves a link found inside a private root aside (`NAME.link-refused-TIME`):
+ * a rename moves the link itself and never touches its target, and the
+ * path is free for a real file or directory again.
+ *
+ * @returns What was moved, or `null` when the link was gone already.
+ */
+export async function moveLinkAside(
+  root: string,
+  link: string,
+): Promise<{ path: string; target: string | null; moved_to: string } | null> {
+  let target: string | null = null;
+  try {
+    target = await Deno.readLink(link);
+  } catch {
+    // Not readable as a link: the rename below tells whether it is there.
+  }
+  const stamp = new Date().toISOString().replace(/[-:.]/g, "");
+  const aside = `${link}.link-refused-${stamp}`;
+  try {
+    await Deno.rename(link, aside);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    throw error;
+  }
+  return {
+    path: relative(root, link),
+    target,
+    moved_to: relative(root, aside),
+  };
+}
+
+/** Tells whether a path exists (without following a final symlink). */
+export async function pathExists(path: string): Promise<boolean> {
+  return (await lstatIfExists(path)) !== null;
 }
 
 /** Tells whether a path is a directory (following symlinks); `false` when it is missing. */
@@ -172,4 +562,27 @@ export async function isDirectory(path: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/** Error codes of a failing environment (disk, file system), not of a bug. */
+const ENVIRONMENT_CODES = new Set([
+  "ENOSPC",
+  "EDQUOT",
+  "EIO",
+  "EROFS",
+  "EFBIG",
+  "EMFILE",
+  "ENFILE",
+]);
+
+/**
+ * Tells whether an error comes from the environment (a full disk, an I/O
+ * error, a read-only file system) rather than from a bug.
+ */
+export function isEnvironmentError(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === "string" && ENVIRONMENT_CODES.has(code)) return true;
+  return /No space left on device|Disk quota exceeded|Input\/output error|Read-only file system|File too large/i
+    .test(error.message);
 }

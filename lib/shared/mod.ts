@@ -6,8 +6,10 @@
  */
 
 export {
+  EnvironmentError,
   type ErrorDetailOptions,
   ExitCode,
+  LinkRefusedError,
   NotFoundError,
   PromptRunnerError,
   type PromptRunnerErrorOptions,
@@ -35,9 +37,10 @@ export {
   type ViewKey,
   type ViewSettings,
 } from "./view.ts";
-export { ID_PATTERN, newId } from "./new_id.ts";
+export { checkRunId, ID_PATTERN, newId, RUN_ID_PATTERN } from "./new_id.ts";
 export type {
   BoundaryCommand,
+  LinkRefusal,
   PromptStartInfo,
   RunHooks,
   RunOpened,

@@ -4,6 +4,8 @@
  * @module
  */
 
+import { UsageError } from "./errors.ts";
+
 const ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz";
 let lastMillis = 0;
 
@@ -39,3 +41,39 @@ export function newId(): string {
 
 /** The pattern every id made by {@linkcode newId} matches. */
 export const ID_PATTERN: RegExp = /^\d{8}T\d{9}Z-[0-9a-z]{10}$/;
+
+/**
+ * The run ids a run accepts (`--run-id`): letters, digits, `.`, `_` and `-`,
+ * starting with a letter or digit, at most 128 characters, so a run id is
+ * always a usable file name (`logs/<run id>/`, `events/<run id>.jsonl`).
+ */
+export const RUN_ID_PATTERN: RegExp = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+/**
+ * Checks a run id given by a user.
+ *
+ * @returns The run id.
+ * @throws {UsageError} naming what is allowed.
+ *
+ * @example Usage
+ * ```ts
+ * import { checkRunId } from "@prompt-runner/prompt-runner";
+ * import assert from "node:assert/strict";
+ *
+ * assert.equal(checkRunId("nightly-42"), "nightly-42");
+ * assert.throws(() => checkRunId("../x"), /Invalid run id/);
+ * ```
+ */
+export function checkRunId(runId: string): string {
+  if (!RUN_ID_PATTERN.test(runId)) {
+    throw new UsageError(
+      `Invalid run id ${
+        JSON.stringify(runId.length > 60 ? runId.slice(0, 60) + "…" : runId)
+      }${
+        runId.length > 128 ? ` (${runId.length} characters)` : ""
+      }: use at most 128 letters, digits, '.', '_' and '-', starting with a letter or digit`,
+      { code: "INVALID_RUN_ID" },
+    );
+  }
+  return runId;
+}

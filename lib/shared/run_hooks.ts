@@ -128,4 +128,25 @@ export interface RunHooks {
   viewChanged?(view: ViewSettings): Promise<void>;
   /** The run ended. */
   close?(status: RunStatus): Promise<void>;
+  /**
+   * The runner stops without finishing the run (its environment failed: a
+   * full disk): files are closed, no end is published, and the run can be
+   * resumed, as after a crash.
+   */
+  abandon?(): Promise<void>;
+  /**
+   * The runner found a link where it writes in the state root and moved it
+   * aside instead of following it: record why.
+   */
+  linkRefused?(refusal: LinkRefusal): Promise<void>;
+}
+
+/** A link the runner moved aside instead of following. */
+export interface LinkRefusal {
+  /** The link's path, relative to the state root. */
+  path: string;
+  /** Where it pointed, or `null` when unreadable. */
+  target: string | null;
+  /** Where it was moved, relative to the state root. */
+  moved_to: string;
 }

@@ -1,13 +1,19 @@
 /**
- * The run lock: one live run per state root, with stale locks from dead
- * processes taken over.
+ * The run lock: one live run per state root, held with a kernel lock so a
+ * lock left by a dead process is taken over atomically.
  *
  * @module
  */
 
 import { join } from "node:path";
 import { StateError } from "./errors.ts";
-import { FILE_MODE, readTextIfExists, syncDir } from "./files.ts";
+import {
+  checkPath,
+  FILE_MODE,
+  readTextIfExists,
+  syncDir,
+  writeAll,
+} from "./files.ts";
 import { runProcess } from "./run_process.ts";
 
 /** The content of `run.lock`. */
@@ -75,7 +81,7 @@ async function processState(
   return state === "Z" || state === "X" || state === "x" ? "dead" : "alive";
 }
 
-/** This machine's host name, or `unknown` without `--allow-sys=hostname`. */
+/** This machine's host name, or `unknown` without `--allow-sys=hostname,uid`. */
 export function hostname(): string {
   try {
     return Deno.hostname();
@@ -129,7 +135,9 @@ function parseLock(text: string): RunLockInfo | null {
 export async function readRunLock(
   stateRoot: string,
 ): Promise<{ info: RunLockInfo | null; alive: boolean } | null> {
-  const text = await readTextIfExists(join(stateRoot, LOCK_FILE));
+  const text = await readTextIfExists(join(stateRoot, LOCK_FILE), {
+    within: stateRoot,
+  });
   if (text === null) return null;
   const info = parseLock(text);
   return { info, alive: info === null ? false : await isLockAlive(info) };
@@ -139,39 +147,58 @@ export async function readRunLock(
 export interface RunLock {
   /** What the lock file says. */
   readonly info: RunLockInfo;
-  /** Removes the lock file, if it is still ours. */
+  /** Removes the lock file, if it is still ours, and lets the lock go. */
   release(): Promise<void>;
 }
 
-async function tryCreate(path: string, text: string): Promise<boolean> {
-  let file: Deno.FsFile;
-  try {
-    file = await Deno.open(path, {
-      write: true,
-      createNew: true,
-      mode: FILE_MODE,
-    });
-  } catch (error) {
-    if (error instanceof Deno.errors.AlreadyExists) return false;
-    throw error;
-  }
-  try {
-    await file.write(new TextEncoder().encode(text));
-    await file.sync();
-  } finally {
-    file.close();
-  }
-  return true;
+function lockedError(
+  stateRoot: string,
+  holder: RunLockInfo | null,
+): StateError {
+  const who = holder === null
+    ? "another process (its lock file is still being written)"
+    : `run ${holder.run_id} (pid ${holder.pid} on ${holder.host}, started ${holder.started_at})`;
+  return new StateError(
+    `Cannot start a run: state root "${stateRoot}" is locked by ${who}`,
+    {
+      code: "RUN_LOCKED",
+      hint:
+        "Wait for that run to finish, or stop it; follow it with `prompt_runner control status`",
+    },
+  );
 }
 
 /**
- * Takes the run lock of a state root. A lock whose holder is gone is taken
- * over; a live one is refused.
+ * Reads who holds a lock another process has just taken: its record may
+ * still be the previous holder's for a moment, so a dead holder is read
+ * again for up to a second.
+ */
+async function readHolder(path: string): Promise<RunLockInfo | null> {
+  let holder: RunLockInfo | null = null;
+  for (let look = 0; look < 10; look++) {
+    holder = parseLock((await readTextIfExists(path).catch(() => null)) ?? "");
+    if (
+      holder !== null && holder.pid !== Deno.pid && await isLockAlive(holder)
+    ) {
+      return holder;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return holder;
+}
+
+/**
+ * Takes the run lock of a state root: `run.lock` is held with a kernel lock
+ * (`flock`) for as long as the run lives, so exactly one process holds it,
+ * and a lock left by a dead process (its kernel lock went with it) is taken
+ * over atomically. The file records who holds it, for readers.
  *
  * @param stateRoot The state root directory (it must exist).
  * @param runId The run taking the lock.
  * @returns The held lock.
- * @throws {StateError} naming the holder when another live run holds it.
+ * @throws {StateError} naming the holder when another live run holds it,
+ * or when the lock cannot be written (a full disk).
+ * @throws {LinkRefusedError} when `run.lock` is a symbolic link.
  */
 export async function acquireRunLock(
   stateRoot: string,
@@ -186,38 +213,92 @@ export async function acquireRunLock(
     started_at: new Date().toISOString(),
   };
   const text = JSON.stringify(info) + "\n";
-  for (let tries = 0; tries < 5; tries++) {
-    if (await tryCreate(path, text)) {
-      await syncDir(stateRoot);
-      return {
-        info,
-        async release(): Promise<void> {
-          const current = await readTextIfExists(path).catch(() => null);
-          if (current === text) await Deno.remove(path).catch(() => {});
-        },
-      };
-    }
-    const existing = await readTextIfExists(path);
-    if (existing === null) continue;
-    let holder = parseLock(existing);
-    if (holder === null && existing.trim() === "") {
-      // A creator may be between create and write: look once more.
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      holder = parseLock((await readTextIfExists(path)) ?? "");
-    }
-    if (holder !== null && await isLockAlive(holder)) {
+  for (let tries = 0; tries < 20; tries++) {
+    const existing = await checkPath(stateRoot, path);
+    if (existing !== null && !existing.isFile) {
       throw new StateError(
-        `Cannot start a run: state root "${stateRoot}" is locked by run ${holder.run_id} (pid ${holder.pid} on ${holder.host}, started ${holder.started_at})`,
+        `Cannot start a run: "${path}" is not a regular file`,
         {
-          code: "RUN_LOCKED",
-          hint:
-            "Wait for that run to finish, or stop it; follow it with `prompt_runner control status`",
+          code: "RUN_LOCK_INVALID",
+          hint: "Remove it; the runner recreates it",
         },
       );
     }
-    // The holder is gone: take the lock over, unless someone else just did.
-    const again = await readTextIfExists(path);
-    if (again === existing) await Deno.remove(path).catch(() => {});
+    const file = await Deno.open(path, {
+      read: true,
+      write: true,
+      create: true,
+      mode: FILE_MODE,
+    });
+    let held = false;
+    try {
+      if (!(await file.tryLock(true))) {
+        throw lockedError(stateRoot, await readHolder(path));
+      }
+      // The holder we waited on may have removed the file as it let go:
+      // only the file still named run.lock counts.
+      const named = await Deno.lstat(path).catch(() => null);
+      const opened = await file.stat();
+      if (
+        named === null || named.isSymlink || named.ino !== opened.ino ||
+        named.dev !== opened.dev
+      ) {
+        continue;
+      }
+      const previous = parseLock(
+        new TextDecoder().decode(await Deno.readFile(path)),
+      );
+      if (previous !== null && previous.host !== info.host) {
+        // A kernel lock does not reach across hosts: trust the record.
+        throw lockedError(stateRoot, previous);
+      }
+      try {
+        await file.truncate(0);
+        await writeAll(file, new TextEncoder().encode(text));
+        await file.sync();
+      } catch (error) {
+        await Deno.remove(path).catch(() => {});
+        throw new StateError(
+          `Cannot start a run: cannot write the lock "${path}": ${
+            (error as Error).message
+          }`,
+          { code: "STATE_UNWRITABLE", cause: error },
+        );
+      }
+      await syncDir(stateRoot);
+      held = true;
+      return {
+        info,
+        async release(): Promise<void> {
+          try {
+            const named = await Deno.lstat(path).catch(() => null);
+            const opened = await file.stat();
+            const content = await readTextIfExists(path).catch(() => null);
+            if (
+              named !== null && named.ino === opened.ino && content === text
+            ) {
+              await Deno.remove(path).catch(() => {});
+            }
+          } catch {
+            // Best effort: the kernel lock goes with the file handle anyway.
+          } finally {
+            try {
+              file.close();
+            } catch {
+              // Already closed.
+            }
+          }
+        },
+      };
+    } finally {
+      if (!held) {
+        try {
+          file.close();
+        } catch {
+          // Already closed.
+        }
+      }
+    }
   }
   throw new StateError(
     `Cannot start a run: the lock of state root "${stateRoot}" keeps changing hands`,

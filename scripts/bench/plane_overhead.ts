@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run --allow-read --allow-write --allow-run --allow-env --allow-sys=hostname
+#!/usr/bin/env -S deno run --allow-read --allow-write --allow-run --allow-env --allow-sys=hostname,uid
 /**
  * What the control plane costs a run, and what readers cost it: the same
  * 3,000-event simulated packet run in memory (no plane), with a state root
@@ -7,7 +7,7 @@
  * as fast as it can. Prints the median of each (5 runs) and the ratios to the
  * in-memory baseline, side by side.
  *
- *   deno run --allow-read --allow-write --allow-run --allow-env --allow-sys=hostname scripts/bench/plane_overhead.ts
+ *   deno run --allow-read --allow-write --allow-run --allow-env --allow-sys=hostname,uid scripts/bench/plane_overhead.ts
  *
  * @module
  */

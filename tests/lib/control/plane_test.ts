@@ -1066,9 +1066,12 @@ Deno.test("boundary() after close() consumes nothing", async () => {
   await using root = await makeControlRoot();
   const plane = await root.open("run-a");
   await plane.close("completed");
-  const { request_id } = await writeRequest(root.ref("run-a"), "set_view", {
-    diff: "full",
-  });
+  const request_id = "20991231T000000000Z-afterclose";
+  await writeRawRequest(
+    root.paths,
+    `${request_id}.json`,
+    requestJson(request_id, "run-a", "set_view", { diff: "full" }),
+  );
   assert.deepEqual(await plane.boundary({ idle: true }), []);
   assert.deepEqual(await listNames(root.paths.requests), [
     `${request_id}.json`,
