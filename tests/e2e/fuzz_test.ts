@@ -1,0 +1,34 @@
+/**
+ * The control directory fuzzer, short: `scripts/fuzz.ts --quick` (about
+ * fifteen seconds of bad request files and planted links) finds no
+ * violation.
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { CLI_PERMISSIONS, ROOT } from "../_helpers/run_cli.ts";
+
+Deno.test("scripts/fuzz.ts --quick exits 0 and reports violations: 0", async () => {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--quiet",
+      ...CLI_PERMISSIONS,
+      join(ROOT, "scripts", "fuzz.ts"),
+      "--quick",
+    ],
+    env: { NO_COLOR: "1" },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const stdout = new TextDecoder().decode(output.stdout);
+  const stderr = new TextDecoder().decode(output.stderr);
+  assert.match(
+    stdout,
+    /^fuzz: \d+ s, \d+ runs, [\d,]+ request files dropped, \d+ links planted, violations: \d+$/m,
+    stdout + stderr,
+  );
+  assert.match(stdout, /violations: 0$/m, stdout + stderr);
+  assert.equal(output.code, 0, stdout + stderr);
+});

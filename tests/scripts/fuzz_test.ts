@@ -1,0 +1,178 @@
+/**
+ * The fuzzer's checks can fail: a plane that consumed a few bad request
+ * files and met a planted link passes them, and each check fires on one
+ * planted violation.
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import {
+  checkDropped,
+  checkLinks,
+  collectRecords,
+  compareTrees,
+  type Dropped,
+  snapshotTree,
+} from "../../scripts/fuzz.ts";
+import { Violations } from "../../scripts/_harness.ts";
+import { listNames, makeControlRoot, promptStart } from "../_helpers/plane.ts";
+
+Deno.test("the fuzzer's checks pass what the plane did and fire on each planted violation", async (t) => {
+  await using root = await makeControlRoot();
+  const canary = join(root.dir, "canary");
+  const saved = join(root.dir, "saved");
+  await Deno.mkdir(join(canary, "dir"), { recursive: true });
+  await Deno.mkdir(saved);
+  await Deno.writeTextFile(join(canary, "secret.txt"), "canary\n");
+  const before = await snapshotTree(canary);
+  const plane = await root.open("r1");
+  await plane.promptStarted(promptStart("01"));
+  const { requests } = root.paths;
+  const dropped: Dropped[] = [
+    { name: "a-garbage.json", kind: "random bytes" },
+    { name: "b c.json", kind: "collide" },
+    { name: "b_c.json", kind: "collide" },
+    { name: "d-no-ext", kind: "no .json" },
+    { name: "e-link.json", kind: "symlink" },
+    { name: "f-valid.json", kind: "valid" },
+  ];
+  for (const { name } of dropped.slice(0, 4)) {
+    await Deno.writeTextFile(join(requests, name), "{ nope");
+  }
+  await Deno.symlink(join(canary, "secret.txt"), join(requests, "e-link.json"));
+  await Deno.writeTextFile(
+    join(requests, "f-valid.json"),
+    JSON.stringify({
+      v: 1,
+      id: "f",
+      command: "set_view",
+      params: { diff: "full" },
+      run_id: "r1",
+      author: "t",
+      issued_at: "",
+    }),
+  );
+  // A link planted at the log, after moving the log away as the fuzzer does.
+  await plane.boundary({ idle: true });
+  await Deno.rename(root.paths.log, join(saved, "1-log.jsonl"));
+  await Deno.symlink(join(canary, "secret.txt"), root.paths.log);
+  const plants = [{ path: "control/log.jsonl", target: "secret.txt" }];
+  await Deno.writeTextFile(join(requests, "g-late.json"), "[]");
+  dropped.push({ name: "g-late.json", kind: "array" });
+  await plane.boundary({ idle: true });
+  await plane.close("completed");
+
+  const check = async (): Promise<Violations> => {
+    const v = new Violations(100);
+    const records = await collectRecords(root.stateRoot, saved);
+    await checkDropped(requests, dropped, records, v);
+    await checkLinks(root.stateRoot, plants, records.log, v);
+    for (const problem of compareTrees(before, await snapshotTree(canary))) {
+      v.add("canary unchanged", problem);
+    }
+    return v;
+  };
+
+  await t.step("what the plane did passes every check", async () => {
+    const v = await check();
+    assert.deepEqual(v.report(), []);
+  });
+
+  await t.step("a missing receipt fires 'one receipt'", async () => {
+    const receipts = await listNames(root.paths.outcomes);
+    const hashed = receipts.find((name) => name.startsWith("~"))!;
+    assert.ok(hashed, `hashed receipt names: ${receipts}`);
+    const aside = join(root.dir, "aside.json");
+    await Deno.rename(join(root.paths.outcomes, hashed), aside);
+    const v = await check();
+    assert.equal(v.countOf("one receipt"), 1, v.report().join("\n"));
+    await Deno.rename(aside, join(root.paths.outcomes, hashed));
+  });
+
+  await t.step(
+    "a second final log entry fires 'one final log entry'",
+    async () => {
+      const text = await Deno.readTextFile(root.paths.log);
+      const line = text.split("\n").find((l) => l.includes('"g-late"'))!;
+      await Deno.writeTextFile(root.paths.log, text + line + "\n");
+      const v = await check();
+      assert.equal(v.countOf("one final log entry"), 1, v.report().join("\n"));
+      await Deno.writeTextFile(root.paths.log, text);
+    },
+  );
+
+  await t.step(
+    "a rejection without a reason fires 'rejection has a reason'",
+    async () => {
+      const text = await Deno.readTextFile(root.paths.log);
+      await Deno.writeTextFile(
+        root.paths.log,
+        text.replace(/("request_id":"g-late".*"reason":)"[^"]*"/, "$1null"),
+      );
+      const v = await check();
+      assert.equal(
+        v.countOf("rejection has a reason"),
+        1,
+        v.report().join("\n"),
+      );
+      await Deno.writeTextFile(root.paths.log, text);
+    },
+  );
+
+  await t.step(
+    "a file left in requests/ fires 'requests removed'",
+    async () => {
+      await Deno.writeTextFile(join(requests, "b c.json"), "{}");
+      const v = await check();
+      assert.equal(v.countOf("requests removed"), 1, v.report().join("\n"));
+      await Deno.remove(join(requests, "b c.json"));
+    },
+  );
+
+  await t.step(
+    "a link moved aside without its log entry, or not moved at all, fires 'links moved aside'",
+    async () => {
+      const text = await Deno.readTextFile(root.paths.log);
+      await Deno.writeTextFile(
+        root.paths.log,
+        text.split("\n").filter((l) => !l.includes("link_refused")).join("\n"),
+      );
+      let v = await check();
+      assert.equal(v.countOf("links moved aside"), 1, v.report().join("\n"));
+      await Deno.writeTextFile(root.paths.log, text);
+      v = new Violations();
+      await checkLinks(
+        root.stateRoot,
+        [...plants, { path: "control/snapshot.json", target: "secret.txt" }],
+        (await collectRecords(root.stateRoot, saved)).log,
+        v,
+      );
+      assert.equal(v.countOf("links moved aside"), 1, v.report().join("\n"));
+    },
+  );
+
+  await t.step(
+    "a changed, touched, replaced or new canary file fires 'canary unchanged'",
+    async () => {
+      const secret = join(canary, "secret.txt");
+      const changes: [string, () => Promise<void>][] = [
+        ["content", () => Deno.writeTextFile(secret, "canary?\n")],
+        ["mtime", () => Deno.utime(secret, 1, 1)],
+        ["kind", async () => {
+          await Deno.remove(secret);
+          await Deno.symlink("/nowhere", secret);
+        }],
+        ["new", () => Deno.writeTextFile(join(canary, "dir", "x"), "")],
+      ];
+      for (const [what, change] of changes) {
+        const clean = await snapshotTree(canary);
+        await change();
+        const problems = compareTrees(clean, await snapshotTree(canary));
+        assert.ok(
+          problems.some((p) => p.includes(what)),
+          `${what}: ${problems.join("; ")}`,
+        );
+      }
+    },
+  );
+});
