@@ -544,7 +544,12 @@ class PacketRun {
       });
       await this.#emit("prompt_started", started, prompt.id, attempt);
       const before = await probeWorkspace(roots, ignore);
-      const session = await this.#runSession(planned, attempt, mode, text);
+      const session = await this.#runSession(
+        planned,
+        { attempt, ordinal: attempt - first + 1 },
+        mode,
+        text,
+      );
       record.resumes = session.resumes;
       record.failure_class = session.failure?.failure_class ?? null;
       if (session.interrupted) {
@@ -766,7 +771,7 @@ class PacketRun {
 
   async #runSession(
     planned: PlannedPrompt,
-    attempt: number,
+    { attempt, ordinal }: { attempt: number; ordinal: number },
     mode: AttemptMode,
     text: string,
   ): Promise<SessionOutcome> {
@@ -776,6 +781,7 @@ class PacketRun {
     const request: SessionRequest = {
       prompt_id: prompt.id,
       attempt,
+      ordinal,
       mode,
       text,
       cwd: prompt.cwd,

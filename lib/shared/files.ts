@@ -550,9 +550,24 @@ export async function moveLinkAside(
   };
 }
 
-/** Tells whether a path exists (without following a final symlink). */
+/**
+ * Tells whether a path exists (without following a final symlink). A path
+ * that cannot name anything (a file on the way, a name too long) does not.
+ */
 export async function pathExists(path: string): Promise<boolean> {
-  return (await lstatIfExists(path)) !== null;
+  try {
+    await Deno.lstat(path);
+    return true;
+  } catch (error) {
+    if (
+      error instanceof Deno.errors.NotFound ||
+      error instanceof Deno.errors.NotADirectory ||
+      (error as { code?: unknown }).code === "ENAMETOOLONG"
+    ) {
+      return false;
+    }
+    throw error;
+  }
 }
 
 /** Tells whether a path is a directory (following symlinks); `false` when it is missing. */
