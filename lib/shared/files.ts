@@ -26,14 +26,18 @@ export interface WithinOptions {
 }
 
 const encoder = new TextEncoder();
-const TEMP_PATTERN = /^\..+\.[0-9a-f]{8}\.tmp$/;
+/** Dot-temp files of this module, and request files a client claimed back. */
+const TEMP_PATTERN = /^\..+\.(?:[0-9a-f]{8}\.tmp|claimed)$/;
 
 function tempName(path: string): string {
   const tail = crypto.randomUUID().slice(0, 8);
   return join(dirname(path), `.${basename(path)}.${tail}.tmp`);
 }
 
-/** Tells whether a file name is one of this module's dot-temp files. */
+/**
+ * Tells whether a file name is a dot-temp file (`.NAME.xxxxxxxx.tmp`) or a
+ * request a client claimed back (`.NAME.claimed`): both are only in flight.
+ */
 export function isTempName(name: string): boolean {
   return TEMP_PATTERN.test(name);
 }
@@ -478,8 +482,9 @@ export async function readTextIfExists(
 }
 
 /**
- * Removes the dot-temp files (`.NAME.xxxxxxxx.tmp`) a killed writer left in
- * a directory. With `olderThanMs`, only those not touched for that long.
+ * Removes the dot-temp files (`.NAME.xxxxxxxx.tmp`, `.NAME.claimed`) a
+ * killed writer left in a directory. With `olderThanMs`, only those not
+ * touched for that long.
  *
  * @returns How many were removed.
  */

@@ -163,17 +163,18 @@ Deno.test("repairTornTail() cuts a torn last line and leaves a clean file alone"
   });
 });
 
-Deno.test("removeStaleTemps() removes dot-temp files only, and only old ones when asked", async () => {
+Deno.test("removeStaleTemps() removes dot-temp and claimed files only, and only old ones when asked", async () => {
   await withTempDir(async (dir) => {
     const names = [
       ".snapshot.json.0a1b2c3d.tmp",
       ".r1.json.deadbeef.tmp",
+      ".r3.json.claimed", // a request its client claimed back, then died
       "snapshot.json",
       ".r2.json", // a request still being written by a client
     ];
     for (const name of names) await Deno.writeTextFile(join(dir, name), "x");
     assert.equal(await removeStaleTemps(dir, { olderThanMs: 60_000 }), 0);
-    assert.equal(await removeStaleTemps(dir), 2);
+    assert.equal(await removeStaleTemps(dir), 3);
     assert.deepEqual(
       (await Array.fromAsync(Deno.readDir(dir))).map((e) => e.name).sort(),
       [".r2.json", "snapshot.json"],
