@@ -26,8 +26,9 @@ import {
   type Contract,
   describeEntry,
   isClause,
+  parseContract,
 } from "../packet/contract.ts";
-import { setFrontMatterKey } from "../packet/front_matter.ts";
+import { parseFrontMatter, setFrontMatterKey } from "../packet/front_matter.ts";
 import {
   loadPacket,
   normalizePromptId,
@@ -399,6 +400,101 @@ export async function relax(
   );
 }
 
+/** Options for {@linkcode currentContract}. */
+export interface CurrentContractOptions {
+  /** The state root whose amendments apply; `null` for none (an in-memory run). */
+  stateRoot: string | null;
+  /** The repo names the packet declares (contract entries may name them). */
+  repos: readonly string[];
+}
+
+/** A prompt's contract as it stands at one moment, and what it was made from. */
+export interface CurrentContract extends EnforcedContract {
+  /** The contract in the prompt file, as read just now. */
+  packet: Contract;
+  /** Every amendment of the prompt, oldest first (persisted ones included). */
+  records: AmendmentRecord[];
+}
+
+/**
+ * Reads a prompt file's `verify:` as the file is now.
+ *
+ * @throws {NotFoundError} when the file is gone, {UsageError} when it cannot
+ * be read or its front matter or contract is invalid; both name the file.
+ */
+async function readPromptContract(
+  file: string,
+  repos: readonly string[],
+): Promise<Contract> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(file);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) {
+      throw new NotFoundError(
+        `Cannot read prompt file "${file}": it no longer exists`,
+        { code: "PROMPT_FILE_GONE", cause: error },
+      );
+    }
+    throw new UsageError(
+      `Cannot read prompt file "${file}": ${(error as Error).message}`,
+      { code: "INVALID_PACKET", cause: error },
+    );
+  }
+  return parseContract(
+    parseFrontMatter(text, file).attributes.verify,
+    file,
+    repos,
+  );
+}
+
+/**
+ * The contract a prompt has now: its prompt file's `verify:` read afresh
+ * (a `--persist` amendment rewrites it, maybe while a run holds the packet
+ * it loaded at start), then the state root's amendments that are not
+ * persisted, replayed in order. Both `control contract` and every
+ * verification of a run compute it this way, so they agree.
+ *
+ * @param prompt The prompt: its id and its file.
+ * @param options The state root and the packet's repo names.
+ * @returns The enforced contract, the packet's, and every amendment.
+ * @throws {NotFoundError} when the prompt file is gone.
+ * @throws {UsageError} when the prompt file cannot be read or is invalid,
+ * naming the file.
+ * @throws {StateError} when an amendment line is torn or invalid.
+ */
+export async function currentContract(
+  prompt: Pick<PromptSpec, "id" | "file">,
+  options: CurrentContractOptions,
+): Promise<CurrentContract> {
+  const { stateRoot, repos } = options;
+  if (stateRoot === null) {
+    const packet = await readPromptContract(prompt.file, repos);
+    return {
+      packet,
+      contract: packet,
+      amendments: [],
+      amendments_file: null,
+      records: [],
+    };
+  }
+  // The file and the records are read apart. A writer replaces the file
+  // before it appends a persisted record (which replay skips), so a view is
+  // consistent unless records were appended between the two reads: then
+  // read again. A writer appends moments after it replaces the file, so
+  // this settles.
+  let records = await readAmendments(stateRoot, prompt.id);
+  for (let look = 1;; look++) {
+    const packet = await readPromptContract(prompt.file, repos);
+    const after = await readAmendments(stateRoot, prompt.id);
+    const settled = JSON.stringify(after) === JSON.stringify(records);
+    records = after;
+    if (settled || look >= 10) {
+      return { ...fold(prompt.id, packet, records), packet, records };
+    }
+  }
+}
+
 /**
  * The contract a state root enforces for a prompt: the packet's contract
  * with the state root's amendments replayed in order.
@@ -411,9 +507,20 @@ export async function enforcedContract(
   promptId: string,
   packetContract: Contract,
 ): Promise<EnforcedContract> {
-  const records = (await readAmendments(stateRoot, promptId)).filter((r) =>
-    !r.persisted
+  return fold(
+    promptId,
+    packetContract,
+    await readAmendments(stateRoot, promptId),
   );
+}
+
+/** Replays a prompt's amendments that are not persisted onto its packet contract. */
+function fold(
+  promptId: string,
+  packetContract: Contract,
+  all: AmendmentRecord[],
+): EnforcedContract {
+  const records = all.filter((r) => !r.persisted);
   return {
     contract: replayAmendments(
       packetContract as ContractData,
@@ -469,14 +576,16 @@ export async function contract(
   target: AmendTarget,
   promptId: string,
 ): Promise<ContractView> {
-  const { prompt, stateRoot } = await resolve(target, promptId);
-  const all = await readAmendments(stateRoot, prompt.id);
-  const enforced = await enforcedContract(stateRoot, prompt.id, prompt.verify);
+  const { packet, prompt, stateRoot } = await resolve(target, promptId);
+  const current = await currentContract(prompt, {
+    stateRoot,
+    repos: packet.repos.map((repo) => repo.name),
+  });
   return {
     prompt_id: prompt.id,
-    packet: prompt.verify,
-    enforced: enforced.contract,
-    amendments: all,
-    diff: diffContracts(prompt.verify, enforced.contract),
+    packet: current.packet,
+    enforced: current.contract,
+    amendments: current.records,
+    diff: diffContracts(current.packet, current.contract),
   };
 }

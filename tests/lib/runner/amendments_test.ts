@@ -7,7 +7,11 @@ import {
   relax,
 } from "../../../lib/runner/amendments.ts";
 import { runPacket } from "../../../lib/runner/mod.ts";
-import { NotFoundError, UsageError } from "../../../lib/shared/mod.ts";
+import {
+  NotFoundError,
+  type RunEvent,
+  UsageError,
+} from "../../../lib/shared/mod.ts";
 import { makePacket, promptFile } from "../../_helpers/temp_packet.ts";
 
 const NOTES = promptFile(
@@ -154,4 +158,119 @@ simulate: {attempts: [{}, {}]}`),
   await Deno.writeTextFile(join(packet.workspace, "NOTES.md"), "x");
   await runPacket(packet.dir);
   assert.equal(await amendmentPhase(packet.stateRoot, "01"), "post_success");
+});
+
+/** The [clause, label, status] of each item a run's verifications reported. */
+function verified(events: RunEvent[]): string[][][] {
+  return events.filter((e) => e.type === "verification_finished").map((e) =>
+    (e.data.items as { clause: string; label: string; status: string }[])
+      .map((i) => [i.clause, i.label, i.status])
+  );
+}
+
+/** The [clause, label] of each entry of the contract `contract()` enforces. */
+async function shown(dir: string, id: string): Promise<string[][]> {
+  const view = await contract(dir, id);
+  return view.diff.filter((d) => d.change !== "removed").map((d) => [
+    d.clause,
+    d.entry,
+  ]);
+}
+
+Deno.test("a persisted amend made while the prompt runs is enforced by that attempt's verification", async () => {
+  await using packet = await makePacket({
+    prompts: {
+      "01_notes.prompt.md": promptFile(`verify: {files_exist: [NOTES.md]}
+recovery: {repair: {enabled: false}}
+simulate: {attempts: [{writes: [{path: NOTES.md, text: done}]}]}`),
+    },
+  });
+  const events: RunEvent[] = [];
+  const result = await runPacket(packet.dir, {
+    onEvent: async (event) => {
+      events.push(event);
+      if (event.type === "prompt_started") {
+        await amend(packet.dir, "01", {
+          clause: "files_exist",
+          entries: ["missing.md"],
+          reason: "tightened mid-run",
+          persist: true,
+        });
+      }
+    },
+  });
+  assert.equal(result.status, "failed");
+  assert.deepEqual(verified(events), [[
+    ["files_exist", "NOTES.md", "pass"],
+    ["files_exist", "missing.md", "fail"],
+  ]]);
+  assert.deepEqual(
+    await shown(packet.dir, "01"),
+    verified(events)[0]!.map(([clause, label]) => [clause, label]),
+    "control contract shows the contract the run enforced",
+  );
+});
+
+Deno.test("a persisted relax made while the prompt runs is enforced by that attempt's verification", async () => {
+  await using packet = await makePacket({
+    prompts: {
+      "01_notes.prompt.md": promptFile(`verify:
+  files_exist: [NOTES.md]
+  commands: [{exec: "false"}]
+recovery: {repair: {enabled: false}}
+simulate: {attempts: [{writes: [{path: NOTES.md, text: done}]}]}`),
+    },
+  });
+  const events: RunEvent[] = [];
+  const result = await runPacket(packet.dir, {
+    onEvent: async (event) => {
+      events.push(event);
+      if (event.type === "prompt_started") {
+        await relax(packet.dir, "01", {
+          clause: "commands",
+          reason: "the check is broken upstream",
+          confirm: true,
+          persist: true,
+        });
+      }
+    },
+  });
+  assert.equal(result.status, "completed");
+  assert.deepEqual(verified(events), [[["files_exist", "NOTES.md", "pass"]]]);
+  assert.deepEqual(await shown(packet.dir, "01"), [[
+    "files_exist",
+    "NOTES.md",
+  ]]);
+});
+
+Deno.test("a prompt file made invalid or removed mid-run is a verifier fault naming the file", async () => {
+  for (
+    const [what, spoil] of [
+      [
+        "invalid",
+        (file: string) => Deno.writeTextFile(file, "---\nverify: [\n---\n"),
+      ],
+      ["removed", (file: string) => Deno.remove(file)],
+    ] as const
+  ) {
+    await using packet = await makePacket({
+      prompts: {
+        "01_notes.prompt.md": promptFile(`verify: {files_exist: [NOTES.md]}
+simulate: {attempts: [{writes: [{path: NOTES.md, text: done}]}]}`),
+      },
+    });
+    const file = join(packet.dir, "prompts", "01_notes.prompt.md");
+    const result = await runPacket(packet.dir, {
+      onEvent: async (event) => {
+        if (event.type === "prompt_started") await spoil(file);
+      },
+    });
+    assert.equal(result.status, "failed", what);
+    assert.equal(result.prompts["01"]?.status, "verifier_fault", what);
+    assert.ok(
+      result.prompts["01"]?.reason?.startsWith("cannot verify: ") &&
+        result.prompts["01"].reason.includes(`"${file}"`),
+      `${what}: ${result.prompts["01"]?.reason}`,
+    );
+  }
 });
