@@ -1,6 +1,6 @@
 /**
  * Contract amendments across processes: amendments made by CLI processes
- * while a runner process runs the prompt.
+ * while a runner process runs the prompt, and many amending at once.
  */
 
 import assert from "node:assert/strict";
@@ -8,6 +8,14 @@ import { join } from "node:path";
 import { readJsonl, startRun } from "../_helpers/live_run.ts";
 import { runCli } from "../_helpers/run_cli.ts";
 import { makePacket, promptFile } from "../_helpers/temp_packet.ts";
+import { loadPacket } from "../../lib/packet/mod.ts";
+
+/** A prompt whose agent writes NOTES.md, so its own contract passes. */
+const NOTES = promptFile(`verify: {files_exist: [NOTES.md]}
+recovery: {repair: {enabled: false}}
+simulate:
+  attempts:
+    - writes: [{path: NOTES.md, text: done}]`);
 
 /** Like NOTES, but the attempt streams for a while (80 events, 40 ms apart). */
 const LONG_NOTES = promptFile(`verify: {files_exist: [NOTES.md]}
@@ -89,4 +97,49 @@ Deno.test("control amend --persist made mid-attempt fails that attempt's verific
     items.map((i) => [i.clause, i.label]),
     "control contract shows the contract the runner enforced",
   );
+});
+
+Deno.test("six concurrent control amend --persist on one prompt all exit 0 and are all persisted and enforced", async () => {
+  await using packet = await makePacket({
+    prompts: { "01_notes.prompt.md": NOTES },
+  });
+  const added = ["a.md", "b.md", "c.md", "d.md", "e.md", "f.md"];
+  const results = await Promise.all(added.map((path) =>
+    runCli([
+      "control",
+      "amend",
+      packet.dir,
+      "01",
+      "--add-file",
+      path,
+      "--reason",
+      `needs ${path}`,
+      "--persist",
+    ])
+  ));
+  for (const [i, result] of results.entries()) {
+    assert.equal(result.code, 0, `${added[i]}: ${result.stderr}`);
+  }
+  const everything = ["NOTES.md", ...added];
+  const { prompts } = await loadPacket(packet.dir);
+  assert.deepEqual(
+    (prompts[0]!.verify.files_exist as string[]).toSorted(),
+    everything,
+    "the prompt file keeps every amendment",
+  );
+  const records = await readJsonl(
+    join(packet.stateRoot, "amendments", "01.jsonl"),
+  );
+  assert.deepEqual(
+    records.map((r) => (r.entries as string[])[0]).toSorted(),
+    added,
+  );
+  assert.ok(records.every((r) => r.persisted === true));
+  const view = await contractJson(packet.dir);
+  assert.deepEqual(
+    (view.enforced.files_exist as string[]).toSorted(),
+    everything,
+  );
+  const log = await readJsonl(join(packet.stateRoot, "control", "log.jsonl"));
+  assert.equal(log.filter((e) => e.command === "amend").length, 6);
 });

@@ -8,8 +8,11 @@ import {
 } from "../../../lib/runner/amendments.ts";
 import { runPacket } from "../../../lib/runner/mod.ts";
 import {
+  LinkRefusedError,
   NotFoundError,
+  pathExists,
   type RunEvent,
+  StateError,
   UsageError,
 } from "../../../lib/shared/mod.ts";
 import { makePacket, promptFile } from "../../_helpers/temp_packet.ts";
@@ -273,4 +276,296 @@ simulate: {attempts: [{writes: [{path: NOTES.md, text: done}]}]}`),
       `${what}: ${result.prompts["01"]?.reason}`,
     );
   }
+});
+
+const SIX = ["a.md", "b.md", "c.md", "d.md", "e.md", "f.md"];
+
+/** The prompt file's own `verify.files_exist`, as a fresh load reads it. */
+async function packetFiles(dir: string): Promise<string[]> {
+  const view = await contract(dir, "01");
+  return (view.packet.files_exist ?? []) as string[];
+}
+
+Deno.test("concurrent persisted amend() calls on one prompt all land in the prompt file, the records and the enforced contract", async () => {
+  await using packet = await makePacket({
+    prompts: { "01_notes.prompt.md": NOTES },
+  });
+  await Promise.all(SIX.map((path) =>
+    amend(packet.dir, "01", {
+      clause: "files_exist",
+      entries: [path],
+      reason: `needs ${path}`,
+      persist: true,
+    })
+  ));
+  assert.deepEqual(
+    (await packetFiles(packet.dir)).toSorted(),
+    ["NOTES.md", ...SIX],
+    "the prompt file keeps every change",
+  );
+  const view = await contract(packet.dir, "01");
+  assert.deepEqual(
+    view.amendments.map((r) => r.entries[0]).toSorted(),
+    SIX,
+  );
+  assert.ok(view.amendments.every((r) => r.persisted));
+  assert.deepEqual(
+    (view.enforced.files_exist as string[]).toSorted(),
+    ["NOTES.md", ...SIX],
+  );
+  assert.deepEqual(
+    view.amendments.map((r) => r.at),
+    view.amendments.map((r) => r.at).toSorted(),
+    "records are in the order they were made",
+  );
+});
+
+Deno.test("persisted amendments from two state roots sharing a packet all land in the prompt file", async () => {
+  await using packet = await makePacket({
+    prompts: { "01_notes.prompt.md": NOTES },
+  });
+  const roots = [join(packet.root, "ops-a"), join(packet.root, "ops-b")];
+  await Promise.all(
+    SIX.map((path, i) =>
+      amend({ packet_dir: packet.dir, state_root: roots[i % 2]! }, "01", {
+        clause: "files_exist",
+        entries: [path],
+        reason: `needs ${path}`,
+        persist: true,
+      })
+    ),
+  );
+  assert.deepEqual(
+    (await packetFiles(packet.dir)).toSorted(),
+    ["NOTES.md", ...SIX],
+  );
+  for (const [i, root] of roots.entries()) {
+    const view = await contract(
+      { packet_dir: packet.dir, state_root: root },
+      "01",
+    );
+    assert.deepEqual(
+      view.amendments.map((r) => r.entries[0]).toSorted(),
+      SIX.filter((_, j) => j % 2 === i),
+    );
+    assert.deepEqual(
+      (view.enforced.files_exist as string[]).toSorted(),
+      ["NOTES.md", ...SIX],
+    );
+  }
+});
+
+Deno.test("concurrent amend() and relax() calls, persisted or not, are all enforced", async () => {
+  await using packet = await makePacket({
+    prompts: { "01_notes.prompt.md": NOTES },
+  });
+  await Promise.all([
+    ...SIX.map((path, i) =>
+      amend(packet.dir, "01", {
+        clause: "files_exist",
+        entries: [path],
+        reason: `needs ${path}`,
+        persist: i % 2 === 0,
+      })
+    ),
+    relax(packet.dir, "01", {
+      clause: "commands",
+      entries: [{ exec: "true" }],
+      reason: "a check that runs",
+      confirm: true,
+      persist: true,
+    }),
+  ]);
+  const view = await contract(packet.dir, "01");
+  assert.deepEqual(
+    (view.enforced.files_exist as string[]).toSorted(),
+    ["NOTES.md", ...SIX],
+  );
+  assert.deepEqual(view.enforced.commands, [{ exec: "true" }]);
+  assert.deepEqual(
+    (await packetFiles(packet.dir)).toSorted(),
+    ["NOTES.md", "a.md", "c.md", "e.md"],
+  );
+  assert.equal(view.amendments.length, 7);
+});
+
+Deno.test("amend() fails with a StateError and records nothing while another writer holds the lock past lockTimeoutMs", async () => {
+  await using packet = await makePacket({
+    prompts: { "01_notes.prompt.md": NOTES },
+  });
+  const file = join(packet.dir, "prompts", "01_notes.prompt.md");
+  const before = await Deno.readTextFile(file);
+  await amend(packet.dir, "01", {
+    clause: "files_absent",
+    entries: ["first.md"],
+    reason: "first",
+  });
+  const lockPath = join(packet.stateRoot, "amendments", ".lock");
+  assert.equal((await Deno.lstat(lockPath)).mode! & 0o777, 0o600);
+  const records = await Deno.readTextFile(
+    join(packet.stateRoot, "amendments", "01.jsonl"),
+  );
+  const log = await Deno.readTextFile(
+    join(packet.stateRoot, "control", "log.jsonl"),
+  );
+  const holder = await Deno.open(lockPath, { read: true });
+  try {
+    assert.ok(await holder.tryLock(true));
+    for (const persist of [false, true]) {
+      await assert.rejects(
+        amend(packet.dir, "01", {
+          clause: "files_exist",
+          entries: ["late.md"],
+          reason: "late",
+          persist,
+          lockTimeoutMs: 200,
+        }),
+        (error: unknown) =>
+          error instanceof StateError && error.exitCode === 4 &&
+          error.code === "AMENDMENTS_LOCKED" &&
+          error.message.includes(`"${lockPath}"`) &&
+          /Nothing was recorded\. Try again/.test(error.hint ?? ""),
+      );
+    }
+  } finally {
+    holder.close();
+  }
+  assert.equal(await Deno.readTextFile(file), before);
+  assert.equal(
+    await Deno.readTextFile(join(packet.stateRoot, "amendments", "01.jsonl")),
+    records,
+  );
+  assert.equal(
+    await Deno.readTextFile(join(packet.stateRoot, "control", "log.jsonl")),
+    log,
+  );
+  await amend(packet.dir, "01", {
+    clause: "files_exist",
+    entries: ["late.md"],
+    reason: "once the holder let go",
+    persist: true,
+  });
+  assert.deepEqual(await packetFiles(packet.dir), ["NOTES.md", "late.md"]);
+});
+
+Deno.test("amend() refuses an amendments lock that is a symbolic link and creates nothing where it points", async () => {
+  await using packet = await makePacket({
+    prompts: { "01_notes.prompt.md": NOTES },
+  });
+  const target = join(packet.root, "planted");
+  await Deno.mkdir(join(packet.stateRoot, "amendments"), { recursive: true });
+  await Deno.symlink(target, join(packet.stateRoot, "amendments", ".lock"));
+  await assert.rejects(
+    amend(packet.dir, "01", {
+      clause: "files_exist",
+      entries: ["x.md"],
+      reason: "r",
+      persist: true,
+    }),
+    LinkRefusedError,
+  );
+  assert.equal(await pathExists(target), false);
+  assert.equal(
+    await pathExists(join(packet.stateRoot, "amendments", "01.jsonl")),
+    false,
+  );
+  assert.deepEqual(await packetFiles(packet.dir), ["NOTES.md"]);
+});
+
+Deno.test("amend() with persist that cannot log leaves the prompt file and the amendments as they were", async () => {
+  await using packet = await makePacket({
+    prompts: { "01_notes.prompt.md": NOTES },
+  });
+  const file = join(packet.dir, "prompts", "01_notes.prompt.md");
+  await amend(packet.dir, "01", {
+    clause: "files_absent",
+    entries: ["first.md"],
+    reason: "first",
+  });
+  const before = await Deno.readTextFile(file);
+  const amendments = join(packet.stateRoot, "amendments", "01.jsonl");
+  const records = await Deno.readTextFile(amendments);
+  const log = join(packet.stateRoot, "control", "log.jsonl");
+  await Deno.remove(log);
+  await Deno.mkdir(log);
+  await assert.rejects(
+    amend(packet.dir, "01", {
+      clause: "files_exist",
+      entries: ["x.md"],
+      reason: "r",
+      persist: true,
+    }),
+    (error: unknown) =>
+      error instanceof StateError && error.code === "AMENDMENT_NOT_RECORDED" &&
+      /^Nothing was recorded/.test(error.hint ?? ""),
+  );
+  assert.equal(await Deno.readTextFile(file), before);
+  assert.equal(await Deno.readTextFile(amendments), records);
+});
+
+Deno.test("a persisted amendment undone because it cannot be recorded never undoes another state root's amendment", async () => {
+  await using packet = await makePacket({
+    prompts: { "01_notes.prompt.md": NOTES },
+  });
+  const broken = join(packet.root, "ops-broken");
+  const working = join(packet.root, "ops-working");
+  // A log that cannot be appended to: every amendment there is undone.
+  await Deno.mkdir(join(broken, "control", "log.jsonl"), { recursive: true });
+  const results = await Promise.allSettled(SIX.map((path, i) =>
+    amend(
+      { packet_dir: packet.dir, state_root: i % 2 ? working : broken },
+      "01",
+      {
+        clause: "files_exist",
+        entries: [path],
+        reason: `needs ${path}`,
+        persist: true,
+      },
+    )
+  ));
+  assert.deepEqual(
+    results.map((r) => r.status),
+    SIX.map((_, i) => i % 2 ? "fulfilled" : "rejected"),
+  );
+  assert.deepEqual(
+    (await packetFiles(packet.dir)).toSorted(),
+    ["NOTES.md", "b.md", "d.md", "f.md"],
+  );
+});
+
+Deno.test("amend() with persist fails with a StateError and records nothing while another state root's writer holds the prompt file", async () => {
+  await using packet = await makePacket({
+    prompts: { "01_notes.prompt.md": NOTES },
+  });
+  const file = join(packet.dir, "prompts", "01_notes.prompt.md");
+  const before = await Deno.readTextFile(file);
+  const holder = await Deno.open(file, { read: true });
+  try {
+    assert.ok(await holder.tryLock(true));
+    await assert.rejects(
+      amend(packet.dir, "01", {
+        clause: "files_exist",
+        entries: ["late.md"],
+        reason: "late",
+        persist: true,
+        lockTimeoutMs: 200,
+      }),
+      (error: unknown) =>
+        error instanceof StateError && error.exitCode === 4 &&
+        error.code === "PROMPT_FILE_LOCKED" &&
+        error.message.includes(`"${file}"`) &&
+        /^Nothing was recorded\. Try again/.test(error.hint ?? ""),
+    );
+  } finally {
+    holder.close();
+  }
+  assert.equal(await Deno.readTextFile(file), before);
+  assert.equal(
+    await pathExists(join(packet.stateRoot, "amendments", "01.jsonl")),
+    false,
+  );
+  assert.equal(
+    await pathExists(join(packet.stateRoot, "control", "log.jsonl")),
+    false,
+  );
 });
