@@ -111,8 +111,10 @@ async function checkWithin(
 /**
  * Refuses an open file that is not the one at `path` (a link was swapped in
  * between the check and the open): the file is closed and an error thrown.
+ *
+ * @throws {LinkRefusedError} when the path does not name the open file.
  */
-async function confirmOpened(
+export async function confirmOpened(
   file: Deno.FsFile,
   path: string,
 ): Promise<Deno.FileInfo> {
