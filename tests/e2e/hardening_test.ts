@@ -24,6 +24,38 @@ import { longPrompt, makePacket } from "../_helpers/temp_packet.ts";
 
 const IS_ROOT = Deno.uid() === 0;
 
+/**
+ * Whether this machine lets the tests mount a small tmpfs (a full disk on
+ * demand): root with CAP_SYS_ADMIN. Where it cannot, the full-disk tests
+ * cannot run, and say so instead of passing.
+ */
+async function probeTmpfs(): Promise<boolean> {
+  if (!IS_ROOT) return false;
+  const dir = await Deno.makeTempDir({ prefix: "prompt_runner_tmpfs_" });
+  try {
+    const out = await new Deno.Command("mount", {
+      args: ["-t", "tmpfs", "-o", "size=64k", "tmpfs", dir],
+      stdout: "null",
+      stderr: "null",
+    }).output();
+    if (!out.success) return false;
+    await new Deno.Command("umount", { args: [dir] }).output();
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+}
+
+const CAN_MOUNT = await probeTmpfs();
+if (!CAN_MOUNT) {
+  // deno-lint-ignore no-console
+  console.error(
+    "hardening_test: cannot mount a tmpfs here (needs root with CAP_SYS_ADMIN): the full-disk tests are ignored",
+  );
+}
+
 interface StateFile {
   prompts: Record<
     string,
