@@ -7,6 +7,7 @@
 import { join, resolve } from "node:path";
 import { MANIFEST_FILE } from "../lib/packet/mod.ts";
 import { isDirectory, NotFoundError } from "../lib/shared/mod.ts";
+import { elidePath } from "../lib/shared/errors.ts";
 
 /** A resolved target: where the packet is and where its state lives. */
 export interface Target {
@@ -31,7 +32,7 @@ export async function resolveTarget(
   const dir = resolve(cwd, target ?? ".");
   if (!(await isDirectory(dir))) {
     throw new NotFoundError(
-      `Cannot find packet "${target}": no such directory`,
+      `Cannot find packet "${elidePath(target ?? dir)}": no such directory`,
       { code: "PACKET_NOT_FOUND" },
     );
   }
@@ -40,7 +41,9 @@ export async function resolveTarget(
     await Deno.stat(manifest);
   } catch {
     throw new NotFoundError(
-      `Cannot find packet "${target ?? dir}": it has no ${MANIFEST_FILE}`,
+      `Cannot find packet "${
+        elidePath(target ?? dir)
+      }": it has no ${MANIFEST_FILE}`,
       {
         code: "PACKET_NOT_FOUND",
         hint: target === undefined

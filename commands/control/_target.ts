@@ -8,6 +8,7 @@ import { join, resolve } from "node:path";
 import { currentRun, type RunRef } from "../../lib/control/mod.ts";
 import { MANIFEST_FILE } from "../../lib/packet/mod.ts";
 import { NotFoundError, pathExists, UsageError } from "../../lib/shared/mod.ts";
+import { elidePath } from "../../lib/shared/errors.ts";
 import {
   type FlagSpec,
   parseCommandArgs,
@@ -37,7 +38,7 @@ export async function resolveStateRoot(
   const dir = resolve(cwd, target ?? ".");
   if (await isPacketDir(dir)) return join(dir, ".prompt_runner");
   if (await pathExists(join(dir, "control"))) return dir;
-  const shown = target ?? dir;
+  const shown = elidePath(target ?? dir);
   if (!(await pathExists(dir))) {
     throw new NotFoundError(
       `Cannot find packet "${shown}": no such directory`,

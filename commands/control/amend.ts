@@ -37,9 +37,13 @@ Options:
   --json              Print the amendment record as one JSON line
   -h, --help          Show this help
 
+Concurrent amend and relax commands take turns; one that waits more than
+30 s for the others fails and records nothing.
+
 Exit codes:
   0 recorded   2 usage error (no reason, not exactly one addition, bad entry)
-  3 packet or prompt not found   4 the amendments file is corrupt
+  3 packet or prompt not found   4 the amendments file is corrupt, or other
+  amendments kept it waiting too long (nothing recorded)
 `;
 
 const RELAX_HELP =
@@ -62,7 +66,8 @@ Options:
 
 Exit codes:
   0 recorded   2 usage error (no --confirm, no reason, unknown clause)
-  3 packet or prompt not found   4 the amendments file is corrupt
+  3 packet or prompt not found   4 the amendments file is corrupt, or other
+  amendments kept it waiting too long (nothing recorded)
 `;
 
 /** Splits a command line into argv: whitespace separates, quotes group. Never a shell. */

@@ -9,9 +9,11 @@ import { join } from "node:path";
 import { StateError } from "../shared/errors.ts";
 import {
   appendLine,
+  checkPath,
   ensurePrivateDir,
   readTextIfExists,
 } from "../shared/files.ts";
+import { lockFile } from "../shared/lock_file.ts";
 import type { LogEntry } from "./log_entry.ts";
 import { controlPaths, safeName } from "./paths.ts";
 
@@ -128,16 +130,79 @@ export async function readAmendments(
   return records;
 }
 
+/** How long an amendment waits for others of the same state root to finish. */
+export const AMENDMENTS_LOCK_TIMEOUT_MS = 30_000;
+
+/** The lock file that serialises a state root's amendment writers. */
+export function amendmentsLockFile(stateRoot: string): string {
+  return join(controlPaths(stateRoot).amendments, ".lock");
+}
+
+/**
+ * Runs `work` while holding the state root's amendments lock, so amendment
+ * writers take turns: each reads what the one before wrote, and records
+ * land in the order they were made. The lock is a kernel lock on
+ * `amendments/.lock` (never replaced, never followed through a link), so a
+ * writer that dies lets go at once.
+ *
+ * @param stateRoot The state root; it must exist.
+ * @param work What to do under the lock.
+ * @param options How long to wait for the lock (default 30 s).
+ * @returns What `work` returns.
+ * @throws {StateError} when another writer held the lock for that long,
+ * or the lock file is unusable (a link, not a regular file).
+ */
+export async function withAmendmentsLock<T>(
+  stateRoot: string,
+  work: () => Promise<T>,
+  options: { timeoutMs?: number } = {},
+): Promise<T> {
+  const timeoutMs = options.timeoutMs ?? AMENDMENTS_LOCK_TIMEOUT_MS;
+  await ensurePrivateDir(controlPaths(stateRoot).amendments, {
+    within: stateRoot,
+  });
+  const path = amendmentsLockFile(stateRoot);
+  const lock = await lockFile(path, { within: stateRoot, timeoutMs });
+  if (lock === null) {
+    throw new StateError(
+      `Cannot change the contract: another amend or relax of state root "${stateRoot}" has held its lock "${path}" for ${
+        timeoutMs / 1000
+      } s`,
+      {
+        code: "AMENDMENTS_LOCKED",
+        hint:
+          "Nothing was recorded. Try again once the other amend or relax has finished (the lock is let go when its process ends)",
+      },
+    );
+  }
+  try {
+    return await work();
+  } finally {
+    lock.close();
+  }
+}
+
+/** The size of a prompt's amendments file (0 when missing), to undo an append. */
+export async function amendmentsSize(
+  stateRoot: string,
+  promptId: string,
+): Promise<number> {
+  const info = await checkPath(stateRoot, amendmentsFile(stateRoot, promptId));
+  return info?.size ?? 0;
+}
+
 /** Appends an amendment (synced) to its prompt's file. */
 export async function appendAmendment(
   stateRoot: string,
   record: AmendmentRecord,
 ): Promise<string> {
   const paths = controlPaths(stateRoot);
-  await ensurePrivateDir(stateRoot);
-  await ensurePrivateDir(paths.amendments);
+  await ensurePrivateDir(paths.amendments, { within: stateRoot });
   const path = amendmentsFile(stateRoot, record.prompt);
-  await appendLine(path, JSON.stringify(record), { sync: true });
+  await appendLine(path, JSON.stringify(record), {
+    sync: true,
+    within: stateRoot,
+  });
   return path;
 }
 
@@ -147,7 +212,7 @@ export async function logAmendment(
   record: AmendmentRecord,
 ): Promise<void> {
   const paths = controlPaths(stateRoot);
-  await ensurePrivateDir(paths.dir);
+  await ensurePrivateDir(paths.dir, { within: stateRoot });
   const entry: LogEntry = {
     v: 1,
     at: record.at,
@@ -167,7 +232,10 @@ export async function logAmendment(
     prompt_id: record.prompt,
     attempt: null,
   };
-  await appendLine(paths.log, JSON.stringify(entry), { sync: true });
+  await appendLine(paths.log, JSON.stringify(entry), {
+    sync: true,
+    within: stateRoot,
+  });
 }
 
 function same(a: unknown, b: unknown): boolean {

@@ -6,7 +6,8 @@
  */
 
 import { join } from "node:path";
-import { NotFoundError, RunLostError } from "../shared/errors.ts";
+import { NotFoundError, RunLostError, StateError } from "../shared/errors.ts";
+import { checkPath } from "../shared/files.ts";
 import type { RunEvent } from "../shared/events.ts";
 import { followedRunState, runnerGoneError } from "./_liveness.ts";
 import { DirWaker, LineTail } from "./_tail.ts";
@@ -35,7 +36,25 @@ export interface EventLine {
   event: RunEvent;
 }
 
-async function openIfExists(path: string): Promise<Deno.FsFile | null> {
+/**
+ * Opens a run's events file to read, or `null` when there is none yet. A
+ * link on the way, or something that is not a file, is refused.
+ */
+async function openIfExists(
+  path: string,
+  ref: RunRef,
+): Promise<Deno.FsFile | null> {
+  const info = await checkPath(ref.state_root, path);
+  if (info === null) return null;
+  if (!info.isFile) {
+    throw new StateError(
+      `Cannot read the events of run ${ref.run_id}: "${path}" is not a file`,
+      {
+        code: "EVENTS_UNREADABLE",
+        hint: "Move it aside; the runner writes a new one",
+      },
+    );
+  }
   try {
     return await Deno.open(path, { read: true });
   } catch (error) {
@@ -101,7 +120,7 @@ export async function* eventLines(
   }
   const from = options.from ?? "start";
   const minSeq = typeof from === "number" ? from : 1;
-  let file = await openIfExists(path);
+  let file = await openIfExists(path, ref);
   if (file === null && !live) {
     throw new NotFoundError(
       `Run ${ref.run_id} has no events in "${ref.state_root}"`,
@@ -126,7 +145,7 @@ export async function* eventLines(
   try {
     for (;;) {
       if (tail === null) {
-        file = await openIfExists(path);
+        file = await openIfExists(path, ref);
         if (file !== null) tail = new LineTail(file);
       }
       const lines = tail === null ? [] : await tail.read();

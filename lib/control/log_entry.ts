@@ -9,6 +9,7 @@ import {
   ensurePrivateDir,
   readTextIfExists,
 } from "../shared/files.ts";
+import { StateError } from "../shared/errors.ts";
 import type { ControlPaths } from "./paths.ts";
 
 /** How the plane answered a command. */
@@ -66,7 +67,16 @@ export function parseLogLines(text: string): LogEntry[] {
 
 /** Reads every entry of a state root's log (none when it does not exist). */
 export async function readLogFile(paths: ControlPaths): Promise<LogEntry[]> {
-  const text = await readTextIfExists(paths.log, { within: paths.root });
+  let text: string | null;
+  try {
+    text = await readTextIfExists(paths.log, { within: paths.root });
+  } catch (error) {
+    if (error instanceof StateError) throw error;
+    throw new StateError(
+      `Cannot read the log "${paths.log}": ${(error as Error).message}`,
+      { code: "LOG_UNREADABLE", cause: error },
+    );
+  }
   return text === null ? [] : parseLogLines(text);
 }
 

@@ -4,7 +4,8 @@
  * @module
  */
 
-import type { RunLostError } from "../shared/errors.ts";
+import { type RunLostError, StateError } from "../shared/errors.ts";
+import { checkPath } from "../shared/files.ts";
 import { followedRunState, runnerGoneError } from "./_liveness.ts";
 import { DirWaker, LineTail } from "./_tail.ts";
 import { type LogEntry, parseLogLines, readLogFile } from "./log_entry.ts";
@@ -53,8 +54,17 @@ export async function* followLog(
   try {
     for (;;) {
       if (tail === null) {
+        const info = await checkPath(paths.root, paths.log);
+        if (info !== null && !info.isFile) {
+          throw new StateError(
+            `Cannot read the log "${paths.log}": it is not a file`,
+            { code: "LOG_UNREADABLE" },
+          );
+        }
         try {
-          tail = new LineTail(await Deno.open(paths.log, { read: true }));
+          if (info !== null) {
+            tail = new LineTail(await Deno.open(paths.log, { read: true }));
+          }
         } catch (error) {
           if (!(error instanceof Deno.errors.NotFound)) throw error;
         }

@@ -6,7 +6,7 @@
  */
 
 import { basename, isAbsolute, join, resolve } from "node:path";
-import { NotFoundError, UsageError } from "../shared/errors.ts";
+import { elidePath, NotFoundError, UsageError } from "../shared/errors.ts";
 import { parseViewSettings, type ViewSettings } from "../shared/view.ts";
 import { DEFAULT_VIEW } from "../shared/view.ts";
 import { type Contract, parseContract } from "./contract.ts";
@@ -433,13 +433,6 @@ function compareIds(a: string, b: string): number {
   return Number(a) - Number(b) || a.localeCompare(b);
 }
 
-/** A path cut to a readable length for a message (a 5,000-character path is not). */
-function elide(path: string): string {
-  return path.length <= 200
-    ? path
-    : `${path.slice(0, 100)}…${path.slice(-60)} (${path.length} characters)`;
-}
-
 /**
  * Loads a packet directory: its manifest (`prompt_runner_packet.md`) and its
  * prompts (`prompts/NN_slug.prompt.md`), with front matter checked, ids
@@ -487,14 +480,14 @@ export async function loadPacket(dir: string): Promise<Packet> {
       error instanceof Deno.errors.NotADirectory
     ) {
       throw new NotFoundError(
-        `Cannot find packet "${elide(dir)}": no such directory`,
+        `Cannot find packet "${elidePath(dir)}": no such directory`,
         {
           code: "PACKET_NOT_FOUND",
         },
       );
     }
     throw new UsageError(
-      `Cannot use packet "${elide(dir)}": ${
+      `Cannot use packet "${elidePath(dir)}": ${
         (error as Error).message.replace(/:.*$/, "")
       }`,
       { code: "PACKET_UNUSABLE", cause: error },
@@ -502,7 +495,7 @@ export async function loadPacket(dir: string): Promise<Packet> {
   }
   if (!info.isDirectory) {
     throw new NotFoundError(
-      `Cannot load packet "${elide(dir)}": not a directory`,
+      `Cannot load packet "${elidePath(dir)}": not a directory`,
       {
         code: "PACKET_NOT_FOUND",
       },
@@ -516,7 +509,7 @@ export async function loadPacket(dir: string): Promise<Packet> {
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) {
       throw new NotFoundError(
-        `Cannot find packet "${elide(dir)}": it has no ${MANIFEST_FILE}`,
+        `Cannot find packet "${elidePath(dir)}": it has no ${MANIFEST_FILE}`,
         {
           code: "PACKET_NOT_FOUND",
           hint:

@@ -14,6 +14,12 @@ export interface SessionRequest {
   prompt_id: string;
   /** The attempt number within this run (1 for the first). */
   attempt: number;
+  /**
+   * The attempt's place among the attempts this process made of the prompt
+   * (1 for the first). It differs from `attempt` in a resumed run, whose
+   * numbering continues while its agent starts afresh.
+   */
+  ordinal: number;
   /** The attempt's mode. */
   mode: AttemptMode;
   /** The text sent to the agent. */

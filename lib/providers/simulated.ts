@@ -460,7 +460,7 @@ export function createSimulatedProvider(): Provider {
     },
     async start(request: SessionRequest): Promise<Session> {
       const script = parseSimulatedScript(request.script);
-      const step = script.attempts[request.attempt - 1] ?? EMPTY_STEP;
+      const step = script.attempts[request.ordinal - 1] ?? EMPTY_STEP;
       await applyWrites(step, request);
       const sessionId = `sim-${request.prompt_id}-${request.attempt}`;
       const meta: SessionMeta = {
@@ -490,7 +490,7 @@ export function createSimulatedProvider(): Provider {
       };
       let queue: ProviderEvent[];
       let delay: number;
-      const step = script.attempts[request.attempt - 1] ?? EMPTY_STEP;
+      const step = script.attempts[request.ordinal - 1] ?? EMPTY_STEP;
       if (request.cause === "steer") {
         // The resumed thread acknowledges the steer, then finishes the turn.
         const remaining = (meta.remaining as ProviderEvent[] | undefined) ?? [];

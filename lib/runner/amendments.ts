@@ -7,15 +7,19 @@
  * @module
  */
 
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import {
   type AmendmentPhase,
   type AmendmentRecord,
+  AMENDMENTS_LOCK_TIMEOUT_MS,
+  amendmentsFile,
+  amendmentsSize,
   appendAmendment,
   type ContractData,
   logAmendment,
   readAmendments,
   replayAmendments,
+  withAmendmentsLock,
 } from "../control/amendments.ts";
 import { controlPaths } from "../control/paths.ts";
 import { readSnapshotFile } from "../control/snapshot.ts";
@@ -26,16 +30,19 @@ import {
   type Contract,
   describeEntry,
   isClause,
+  parseContract,
 } from "../packet/contract.ts";
-import { setFrontMatterKey } from "../packet/front_matter.ts";
+import { parseFrontMatter, setFrontMatterKey } from "../packet/front_matter.ts";
 import {
   loadPacket,
   normalizePromptId,
   type Packet,
   type PromptSpec,
 } from "../packet/load_packet.ts";
-import { NotFoundError, UsageError } from "../shared/errors.ts";
-import { writeFileAtomic } from "../shared/files.ts";
+import { NotFoundError, StateError, UsageError } from "../shared/errors.ts";
+import { FILE_MODE, syncDir, writeAll } from "../shared/files.ts";
+import { waitForLock } from "../shared/lock_file.ts";
+import { openStateRoot } from "../shared/state_root.ts";
 import { defaultAuthor } from "../control/request.ts";
 import { readState } from "./state_file.ts";
 
@@ -62,6 +69,11 @@ export interface AmendOptions {
   author?: string;
   /** Also write the change into the prompt file's `verify:` front matter. */
   persist?: boolean;
+  /**
+   * How long to wait for other amendments of the same state root or prompt
+   * file to finish, in milliseconds (default 30 000).
+   */
+  lockTimeoutMs?: number;
 }
 
 /** Options for {@linkcode relax}. */
@@ -78,6 +90,11 @@ export interface RelaxOptions {
   author?: string;
   /** Also write the change into the prompt file's `verify:` front matter. */
   persist?: boolean;
+  /**
+   * How long to wait for other amendments of the same state root or prompt
+   * file to finish, in milliseconds (default 30 000).
+   */
+  lockTimeoutMs?: number;
 }
 
 /** The enforced contract of a prompt, and what it was made from. */
@@ -224,63 +241,196 @@ export async function amendmentPhase(
   return last.verifier!.passed ? "post_success" : "post_failure";
 }
 
+/** A prompt file held by {@linkcode withPromptFile}. */
+interface HeldPromptFile {
+  /** The file's content when it was taken. */
+  text: string;
+  /** Replaces the file atomically (same mode), keeping it held. */
+  replace(text: string): Promise<void>;
+}
+
+/**
+ * Holds a prompt file while a persisted amendment rewrites it. The state
+ * root's amendments lock does not reach a writer from another state root
+ * (another operator workspace on the same packet), so the prompt file is
+ * locked too, without leaving a lock file in the packet: the kernel lock
+ * is taken on the file itself, and counts only if that file is still the
+ * one its path names (a writer that replaced it meanwhile makes the lock
+ * stale: lock the new file). A replacement is locked before it is renamed
+ * into place, so a writer that opens it waits until this one has recorded
+ * its change, or put the old content back.
+ */
+async function withPromptFile<T>(
+  file: string,
+  deadline: number,
+  work: (held: HeldPromptFile) => Promise<T>,
+): Promise<T> {
+  const handles: Deno.FsFile[] = [];
+  const busy = (): StateError =>
+    new StateError(
+      `Cannot change the contract: another amend or relax (from another state root) kept the prompt file "${file}" busy for too long`,
+      {
+        code: "PROMPT_FILE_LOCKED",
+        hint:
+          "Nothing was recorded. Try again once the other amend or relax has finished",
+      },
+    );
+  try {
+    for (;;) {
+      let handle: Deno.FsFile;
+      try {
+        handle = await Deno.open(file, { read: true });
+      } catch (error) {
+        if (error instanceof Deno.errors.NotFound) {
+          throw new NotFoundError(
+            `Cannot change the contract: the prompt file "${file}" no longer exists`,
+            { code: "PROMPT_FILE_GONE", cause: error },
+          );
+        }
+        throw error;
+      }
+      handles.push(handle);
+      if (!(await waitForLock(handle, deadline))) throw busy();
+      const opened = await handle.stat();
+      const named = await Deno.stat(file).catch(() => null);
+      if (named?.ino === opened.ino && named?.dev === opened.dev) break;
+      handles.pop()!.close();
+      if (Date.now() > deadline) throw busy();
+    }
+    const mode = (await handles[0]!.stat()).mode;
+    const held: HeldPromptFile = {
+      text: await Deno.readTextFile(file),
+      async replace(text: string): Promise<void> {
+        const temp = join(
+          dirname(file),
+          `.${basename(file)}.${crypto.randomUUID().slice(0, 8)}.tmp`,
+        );
+        const next = await Deno.open(temp, {
+          write: true,
+          createNew: true,
+          mode: mode === null ? FILE_MODE : mode & 0o777,
+        });
+        handles.push(next);
+        try {
+          await writeAll(next, new TextEncoder().encode(text));
+          await next.sync();
+          // The mode given at creation is cut by the umask.
+          if (mode !== null) await Deno.chmod(temp, mode & 0o777);
+          if (!(await next.tryLock(true))) {
+            throw new Error(`cannot lock the new file "${temp}"`);
+          }
+          await Deno.rename(temp, file);
+        } catch (error) {
+          await Deno.remove(temp).catch(() => {});
+          throw error;
+        }
+        await syncDir(dirname(file));
+      },
+    };
+    return await work(held);
+  } finally {
+    for (const handle of handles) handle.close();
+  }
+}
+
+/**
+ * Appends an amendment and logs it, whole or not at all: when either
+ * fails, the amendments file is cut back to its old size and `undo` runs
+ * (it puts the prompt file back). Called under the amendments lock, so no
+ * other writer appends meanwhile.
+ */
+async function commit(
+  stateRoot: string,
+  amendment: AmendmentRecord,
+  undo?: () => Promise<void>,
+): Promise<void> {
+  const size = await amendmentsSize(stateRoot, amendment.prompt);
+  try {
+    await appendAmendment(stateRoot, amendment);
+    await logAmendment(stateRoot, amendment);
+  } catch (error) {
+    await Deno.truncate(amendmentsFile(stateRoot, amendment.prompt), size)
+      .catch(() => {});
+    let restored = true;
+    try {
+      await undo?.();
+    } catch {
+      restored = false;
+    }
+    const message = (error as Error).message;
+    throw new StateError(
+      restored
+        ? `Cannot record the amendment in state root "${stateRoot}": ${message}`
+        : `Cannot record the amendment in state root "${stateRoot}": ${message}; the prompt file could not be put back and still holds the change`,
+      {
+        code: "AMENDMENT_NOT_RECORDED",
+        hint: restored
+          ? "Nothing was recorded. Fix the cause and try again"
+          : "Nothing was recorded in the state root: revert the prompt file's verify: change by hand",
+        cause: error,
+      },
+    );
+  }
+}
+
 async function record(
   resolved: Resolved,
   change: Pick<
     AmendmentRecord,
     "direction" | "clause" | "operation" | "entries" | "reason"
   >,
-  author: string | undefined,
-  persist: boolean,
+  options: { author?: string; persist?: boolean; lockTimeoutMs?: number },
 ): Promise<AmendmentRecord> {
-  const { prompt, stateRoot } = resolved;
-  const snapshot = await readSnapshotFile(controlPaths(stateRoot).snapshot)
-    .catch(() => null);
-  const amendment: AmendmentRecord = {
-    at: new Date().toISOString(),
-    prompt: prompt.id,
-    author: await defaultAuthor(author),
-    reason: change.reason,
-    phase: await amendmentPhase(stateRoot, prompt.id),
-    direction: change.direction,
-    clause: change.clause,
-    operation: change.operation,
-    entries: change.entries,
-    run_id: snapshot?.run_id ?? null,
-    persisted: persist,
-  };
-  // Refuse a state root whose amendments cannot be read before adding one.
-  await readAmendments(stateRoot, prompt.id);
-  if (!persist) {
-    await appendAmendment(stateRoot, amendment);
-    await logAmendment(stateRoot, amendment);
-    return amendment;
-  }
-  const original = await Deno.readTextFile(prompt.file);
-  const { mode } = await Deno.stat(prompt.file);
-  const folded = replayAmendments(prompt.verify as ContractData, [
-    { ...amendment, persisted: false },
-  ]);
-  const next = setFrontMatterKey(
-    original,
-    "verify",
-    Object.keys(folded).length > 0 ? folded : undefined,
-    prompt.file,
-  );
-  await writeFileAtomic(prompt.file, next, {
-    ...(mode === null ? {} : { mode: mode & 0o777 }),
-  });
-  try {
-    await appendAmendment(stateRoot, amendment);
-  } catch (error) {
-    // Without its record, the change must not stand in the packet either.
-    await writeFileAtomic(prompt.file, original, {
-      ...(mode === null ? {} : { mode: mode & 0o777 }),
+  const { packet, prompt } = resolved;
+  const author = await defaultAuthor(options.author);
+  const stateRoot = await openStateRoot(resolved.stateRoot, { create: true });
+  const timeoutMs = options.lockTimeoutMs ?? AMENDMENTS_LOCK_TIMEOUT_MS;
+  const deadline = Date.now() + timeoutMs;
+  // Writers take turns: each reads what the last one wrote (the prompt file
+  // included) under the lock, so none is lost, and records keep their order.
+  return await withAmendmentsLock(stateRoot, async () => {
+    // Refuse a state root whose amendments cannot be read before adding one.
+    await readAmendments(stateRoot, prompt.id);
+    const snapshot = await readSnapshotFile(controlPaths(stateRoot).snapshot)
+      .catch(() => null);
+    const amendment: AmendmentRecord = {
+      at: new Date().toISOString(),
+      prompt: prompt.id,
+      author,
+      reason: change.reason,
+      phase: await amendmentPhase(stateRoot, prompt.id),
+      direction: change.direction,
+      clause: change.clause,
+      operation: change.operation,
+      entries: change.entries,
+      run_id: snapshot?.run_id ?? null,
+      persisted: options.persist === true,
+    };
+    if (!amendment.persisted) {
+      await commit(stateRoot, amendment);
+      return amendment;
+    }
+    return await withPromptFile(prompt.file, deadline, async (held) => {
+      // The file as it is now, not as the packet loaded before the lock.
+      const verify = parseContract(
+        parseFrontMatter(held.text, prompt.file).attributes.verify,
+        prompt.file,
+        packet.repos.map((repo) => repo.name),
+      );
+      const folded = replayAmendments(verify as ContractData, [
+        { ...amendment, persisted: false },
+      ]);
+      await held.replace(setFrontMatterKey(
+        held.text,
+        "verify",
+        Object.keys(folded).length > 0 ? folded : undefined,
+        prompt.file,
+      ));
+      // Without its record, the change must not stand in the packet either.
+      await commit(stateRoot, amendment, () => held.replace(held.text));
+      return amendment;
     });
-    throw error;
-  }
-  await logAmendment(stateRoot, amendment);
-  return amendment;
+  }, { timeoutMs });
 }
 
 /**
@@ -291,6 +441,11 @@ async function record(
  * `verify:` front matter is rewritten too (the rest of the file is kept byte
  * for byte) and the record is not replayed on top of it.
  *
+ * Concurrent amendments take turns (a kernel lock on the state root's
+ * `amendments/.lock`, and on the prompt file while it is rewritten), so
+ * each one is recorded, enforced and persisted, or fails having recorded
+ * nothing.
+ *
  * Requires `--allow-read`, `--allow-write` and `--allow-env`.
  *
  * @param target The packet (and state root).
@@ -300,6 +455,9 @@ async function record(
  * @throws {UsageError} for a missing reason, an unknown clause (naming the
  * known ones), an entry of the wrong shape, or a malformed prompt id.
  * @throws {NotFoundError} for an unknown prompt or packet.
+ * @throws {StateError} when other amendments hold the lock past
+ * `lockTimeoutMs`, or the state root cannot be written (nothing is
+ * recorded then).
  *
  * @example Usage
  * ```ts
@@ -343,8 +501,7 @@ export async function amend(
       entries,
       reason,
     },
-    options.author,
-    options.persist === true,
+    options,
   );
 }
 
@@ -363,6 +520,7 @@ export async function amend(
  * @throws {UsageError} without confirmation, without a reason, for an
  * unknown clause or a malformed entry.
  * @throws {NotFoundError} for an unknown prompt or packet.
+ * @throws {StateError} like {@linkcode amend}.
  */
 export async function relax(
   target: AmendTarget,
@@ -394,9 +552,103 @@ export async function relax(
       entries,
       reason,
     },
-    options.author,
-    options.persist === true,
+    options,
   );
+}
+
+/** Options for {@linkcode currentContract}. */
+export interface CurrentContractOptions {
+  /** The state root whose amendments apply; `null` for none (an in-memory run). */
+  stateRoot: string | null;
+  /** The repo names the packet declares (contract entries may name them). */
+  repos: readonly string[];
+}
+
+/** A prompt's contract as it stands at one moment, and what it was made from. */
+export interface CurrentContract extends EnforcedContract {
+  /** The contract in the prompt file, as read just now. */
+  packet: Contract;
+  /** Every amendment of the prompt, oldest first (persisted ones included). */
+  records: AmendmentRecord[];
+}
+
+/**
+ * Reads a prompt file's `verify:` as the file is now.
+ *
+ * @throws {NotFoundError} when the file is gone, {UsageError} when it cannot
+ * be read or its front matter or contract is invalid; both name the file.
+ */
+async function readPromptContract(
+  file: string,
+  repos: readonly string[],
+): Promise<Contract> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(file);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) {
+      throw new NotFoundError(
+        `Cannot read prompt file "${file}": it no longer exists`,
+        { code: "PROMPT_FILE_GONE", cause: error },
+      );
+    }
+    throw new UsageError(
+      `Cannot read prompt file "${file}": ${(error as Error).message}`,
+      { code: "INVALID_PACKET", cause: error },
+    );
+  }
+  return parseContract(
+    parseFrontMatter(text, file).attributes.verify,
+    file,
+    repos,
+  );
+}
+
+/**
+ * The contract a prompt has now: its prompt file's `verify:` read afresh
+ * (a `--persist` amendment rewrites it, maybe while a run holds the packet
+ * it loaded at start), then the state root's amendments that are not
+ * persisted, replayed in order. Both `control contract` and every
+ * verification of a run compute it this way, so they agree.
+ *
+ * @param prompt The prompt: its id and its file.
+ * @param options The state root and the packet's repo names.
+ * @returns The enforced contract, the packet's, and every amendment.
+ * @throws {NotFoundError} when the prompt file is gone.
+ * @throws {UsageError} when the prompt file cannot be read or is invalid,
+ * naming the file.
+ * @throws {StateError} when an amendment line is torn or invalid.
+ */
+export async function currentContract(
+  prompt: Pick<PromptSpec, "id" | "file">,
+  options: CurrentContractOptions,
+): Promise<CurrentContract> {
+  const { stateRoot, repos } = options;
+  if (stateRoot === null) {
+    const packet = await readPromptContract(prompt.file, repos);
+    return {
+      packet,
+      contract: packet,
+      amendments: [],
+      amendments_file: null,
+      records: [],
+    };
+  }
+  // The file and the records are read apart. A writer replaces the file
+  // before it appends a persisted record (which replay skips), so a view is
+  // consistent unless records were appended between the two reads: then
+  // read again. A writer appends moments after it replaces the file, so
+  // this settles.
+  let records = await readAmendments(stateRoot, prompt.id);
+  for (let look = 1;; look++) {
+    const packet = await readPromptContract(prompt.file, repos);
+    const after = await readAmendments(stateRoot, prompt.id);
+    const settled = JSON.stringify(after) === JSON.stringify(records);
+    records = after;
+    if (settled || look >= 10) {
+      return { ...fold(prompt.id, packet, records), packet, records };
+    }
+  }
 }
 
 /**
@@ -411,9 +663,20 @@ export async function enforcedContract(
   promptId: string,
   packetContract: Contract,
 ): Promise<EnforcedContract> {
-  const records = (await readAmendments(stateRoot, promptId)).filter((r) =>
-    !r.persisted
+  return fold(
+    promptId,
+    packetContract,
+    await readAmendments(stateRoot, promptId),
   );
+}
+
+/** Replays a prompt's amendments that are not persisted onto its packet contract. */
+function fold(
+  promptId: string,
+  packetContract: Contract,
+  all: AmendmentRecord[],
+): EnforcedContract {
+  const records = all.filter((r) => !r.persisted);
   return {
     contract: replayAmendments(
       packetContract as ContractData,
@@ -469,14 +732,16 @@ export async function contract(
   target: AmendTarget,
   promptId: string,
 ): Promise<ContractView> {
-  const { prompt, stateRoot } = await resolve(target, promptId);
-  const all = await readAmendments(stateRoot, prompt.id);
-  const enforced = await enforcedContract(stateRoot, prompt.id, prompt.verify);
+  const { packet, prompt, stateRoot } = await resolve(target, promptId);
+  const current = await currentContract(prompt, {
+    stateRoot,
+    repos: packet.repos.map((repo) => repo.name),
+  });
   return {
     prompt_id: prompt.id,
-    packet: prompt.verify,
-    enforced: enforced.contract,
-    amendments: all,
-    diff: diffContracts(prompt.verify, enforced.contract),
+    packet: current.packet,
+    enforced: current.contract,
+    amendments: current.records,
+    diff: diffContracts(current.packet, current.contract),
   };
 }

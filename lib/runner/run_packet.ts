@@ -8,7 +8,11 @@
 
 import { join, relative } from "node:path";
 import type { Contract } from "../packet/contract.ts";
-import { loadPacket, type Packet } from "../packet/load_packet.ts";
+import {
+  loadPacket,
+  type Packet,
+  type PromptSpec,
+} from "../packet/load_packet.ts";
 import { classifyFailure, type FailureEnvelope } from "../providers/failure.ts";
 import type {
   AttemptMode,
@@ -47,7 +51,7 @@ import type { VerifyReport } from "../verify/report.ts";
 import { verifyContract } from "../verify/verify_contract.ts";
 import { type PlannedPrompt, planRun } from "./plan_run.ts";
 import { decideOutcome, type Decision } from "./recovery_policy.ts";
-import { type EnforcedContract, enforcedContract } from "./amendments.ts";
+import { currentContract, type EnforcedContract } from "./amendments.ts";
 import { buildRepairPrompt } from "./repair_prompt.ts";
 import type {
   BoundaryCommand,
@@ -106,8 +110,9 @@ export interface RunPacketOptions {
   /** Called for every event, after the hooks observed it. */
   onEvent?: (event: RunEvent) => void | Promise<void>;
   /**
-   * Supplies the contract to enforce at each verification (the packet's
-   * contract plus amendments). The packet's contract when absent.
+   * Supplies the contract to enforce at each verification, given the
+   * prompt file's contract as read for it. When absent: that contract plus
+   * the state root's amendments.
    */
   contract?: (
     prompt: string,
@@ -544,7 +549,12 @@ class PacketRun {
       });
       await this.#emit("prompt_started", started, prompt.id, attempt);
       const before = await probeWorkspace(roots, ignore);
-      const session = await this.#runSession(planned, attempt, mode, text);
+      const session = await this.#runSession(
+        planned,
+        { attempt, ordinal: attempt - first + 1 },
+        mode,
+        text,
+      );
       record.resumes = session.resumes;
       record.failure_class = session.failure?.failure_class ?? null;
       if (session.interrupted) {
@@ -563,7 +573,7 @@ class PacketRun {
       let enforced: EnforcedContract | null = null;
       let contractError: string | null = null;
       try {
-        enforced = await this.#enforced(prompt.id, prompt.verify);
+        enforced = await this.#enforced(prompt);
       } catch (error) {
         // An unreadable contract stops this prompt's verification: no verdict.
         contractError = (error as Error).message;
@@ -737,17 +747,26 @@ class PacketRun {
     return outcome;
   }
 
-  async #enforced(
-    promptId: string,
-    contract: Contract,
-  ): Promise<EnforcedContract> {
+  /**
+   * The contract this verification enforces: exactly what `control contract`
+   * shows now. The prompt file is read again rather than taken from the
+   * packet loaded at start, since `amend --persist` rewrites it (and records
+   * the change as persisted, which replay skips) while the prompt may run.
+   */
+  async #enforced(prompt: PromptSpec): Promise<EnforcedContract> {
+    const repos = this.#packet.repos.map((repo) => repo.name);
     if (this.#options.contract) {
-      return await this.#options.contract(promptId, contract);
+      const { packet } = await currentContract(prompt, {
+        stateRoot: null,
+        repos,
+      });
+      return await this.#options.contract(prompt.id, packet);
     }
-    if (this.#stateRoot !== null) {
-      return await enforcedContract(this.#stateRoot, promptId, contract);
-    }
-    return { contract, amendments: [], amendments_file: null };
+    const { contract, amendments, amendments_file } = await currentContract(
+      prompt,
+      { stateRoot: this.#stateRoot, repos },
+    );
+    return { contract, amendments, amendments_file };
   }
 
   #recordAmendments(entry: PromptState, enforced: EnforcedContract): void {
@@ -766,7 +785,7 @@ class PacketRun {
 
   async #runSession(
     planned: PlannedPrompt,
-    attempt: number,
+    { attempt, ordinal }: { attempt: number; ordinal: number },
     mode: AttemptMode,
     text: string,
   ): Promise<SessionOutcome> {
@@ -776,6 +795,7 @@ class PacketRun {
     const request: SessionRequest = {
       prompt_id: prompt.id,
       attempt,
+      ordinal,
       mode,
       text,
       cwd: prompt.cwd,

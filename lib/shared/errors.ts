@@ -26,6 +26,16 @@ export const ExitCode = {
   INTERNAL: 70,
 } as const;
 
+/**
+ * A path cut to a readable length for a message: a 5,000-character path is
+ * shown as its start and end, with its length.
+ */
+export function elidePath(path: string): string {
+  return path.length <= 200
+    ? path
+    : `${path.slice(0, 100)}…${path.slice(-60)} (${path.length} characters)`;
+}
+
 /** Options for {@linkcode PromptRunnerError}. */
 export interface PromptRunnerErrorOptions {
   /** A stable machine-readable code such as `"RUN_NOT_FOUND"`. */

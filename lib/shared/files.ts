@@ -26,14 +26,18 @@ export interface WithinOptions {
 }
 
 const encoder = new TextEncoder();
-const TEMP_PATTERN = /^\..+\.[0-9a-f]{8}\.tmp$/;
+/** Dot-temp files of this module, and request files a client claimed back. */
+const TEMP_PATTERN = /^\..+\.(?:[0-9a-f]{8}\.tmp|claimed)$/;
 
 function tempName(path: string): string {
   const tail = crypto.randomUUID().slice(0, 8);
   return join(dirname(path), `.${basename(path)}.${tail}.tmp`);
 }
 
-/** Tells whether a file name is one of this module's dot-temp files. */
+/**
+ * Tells whether a file name is a dot-temp file (`.NAME.xxxxxxxx.tmp`) or a
+ * request a client claimed back (`.NAME.claimed`): both are only in flight.
+ */
 export function isTempName(name: string): boolean {
   return TEMP_PATTERN.test(name);
 }
@@ -107,8 +111,10 @@ async function checkWithin(
 /**
  * Refuses an open file that is not the one at `path` (a link was swapped in
  * between the check and the open): the file is closed and an error thrown.
+ *
+ * @throws {LinkRefusedError} when the path does not name the open file.
  */
-async function confirmOpened(
+export async function confirmOpened(
   file: Deno.FsFile,
   path: string,
 ): Promise<Deno.FileInfo> {
@@ -478,8 +484,9 @@ export async function readTextIfExists(
 }
 
 /**
- * Removes the dot-temp files (`.NAME.xxxxxxxx.tmp`) a killed writer left in
- * a directory. With `olderThanMs`, only those not touched for that long.
+ * Removes the dot-temp files (`.NAME.xxxxxxxx.tmp`, `.NAME.claimed`) a
+ * killed writer left in a directory. With `olderThanMs`, only those not
+ * touched for that long.
  *
  * @returns How many were removed.
  */
@@ -550,9 +557,24 @@ export async function moveLinkAside(
   };
 }
 
-/** Tells whether a path exists (without following a final symlink). */
+/**
+ * Tells whether a path exists (without following a final symlink). A path
+ * that cannot name anything (a file on the way, a name too long) does not.
+ */
 export async function pathExists(path: string): Promise<boolean> {
-  return (await lstatIfExists(path)) !== null;
+  try {
+    await Deno.lstat(path);
+    return true;
+  } catch (error) {
+    if (
+      error instanceof Deno.errors.NotFound ||
+      error instanceof Deno.errors.NotADirectory ||
+      (error as { code?: unknown }).code === "ENAMETOOLONG"
+    ) {
+      return false;
+    }
+    throw error;
+  }
 }
 
 /** Tells whether a path is a directory (following symlinks); `false` when it is missing. */

@@ -126,3 +126,19 @@ export function promptFile(
 ): string {
   return `---\n${frontMatter.trim()}\n---\n${body}`;
 }
+
+/**
+ * A prompt that plays `rounds` rounds of six events (thinking, a message, a
+ * tool call, token usage), `delay` ms apart; `extra` adds front matter.
+ */
+export function longPrompt(rounds: number, delay = 40, extra = ""): string {
+  return promptFile(`${extra}
+simulate:
+  attempts:
+    - delay_ms: ${delay}
+      repeat: ${rounds}
+      thinking: ["thinking it over"]
+      messages: ["working on it"]
+      tools: [{name: Bash, input: {command: ls}, output: a.md}]
+      usage: {input_tokens: 100, output_tokens: 10}`);
+}

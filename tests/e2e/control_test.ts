@@ -14,20 +14,7 @@ import {
   waitForSnapshot,
 } from "../_helpers/live_run.ts";
 import { pipeToHead, runCli, spawnCli, waitFor } from "../_helpers/run_cli.ts";
-import { makePacket, promptFile } from "../_helpers/temp_packet.ts";
-
-/** A prompt that plays `rounds` rounds of six events, `delay` ms apart. */
-function longPrompt(rounds: number, delay = 40, extra = ""): string {
-  return promptFile(`${extra}
-simulate:
-  attempts:
-    - delay_ms: ${delay}
-      repeat: ${rounds}
-      thinking: ["thinking it over"]
-      messages: ["working on it"]
-      tools: [{name: Bash, input: {command: ls}, output: a.md}]
-      usage: {input_tokens: 100, output_tokens: 10}`);
-}
+import { longPrompt, makePacket } from "../_helpers/temp_packet.ts";
 
 /** Strips what differs between two runs of the same packet. */
 function normalize(events: Record<string, unknown>[]): unknown[] {

@@ -16,9 +16,11 @@ function request(
   script: unknown,
   overrides: Partial<SessionRequest> = {},
 ): SessionRequest {
+  const attempt = overrides.attempt ?? 1;
   return {
     prompt_id: "01",
-    attempt: 1,
+    attempt,
+    ordinal: attempt,
     mode: "run",
     text: "Do it.",
     cwd: dir,
