@@ -300,8 +300,11 @@ function wrongTypes(fuzz: Fuzz): string {
     "issued_at",
     "prompt_id",
   ];
-  for (let n = fuzz.rng.int(1, 3); n > 0; n--) {
-    const field = fuzz.rng.pick(fields);
+  // Every field in turn, and one or two more at random.
+  for (let n = fuzz.rng.int(0, 2); n >= 0; n--) {
+    const field = n === 0
+      ? fields[fuzz.seq % fields.length]!
+      : fuzz.rng.pick(fields);
     if (fuzz.rng.chance(0.15)) delete request[field];
     else request[field] = fuzz.rng.pick(WRONG_VALUES);
   }

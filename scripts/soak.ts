@@ -61,7 +61,7 @@ const CLIENT_NICE = 10;
 const POOL = 400;
 /** Event pacing of the simulated agent: 6 events per round. */
 const DELAY_MS = 40;
-const ROUNDS = 10;
+const ROUNDS = 8;
 
 /** The fields every snapshot carries (DESIGN §5). */
 export const SNAPSHOT_FIELDS: readonly string[] = [
@@ -117,23 +117,24 @@ function step(id: string, rounds: number): string {
 
 /** Options for {@linkcode writeSoakPacket}. */
 export interface SoakPacketOptions {
-  /** Scripted attempts per prompt: one for every attempt number a run can reach (each kill starts one more). */
-  attempts: number;
   /** Rounds of six events per attempt. */
   rounds?: number;
 }
 
 /**
  * Writes the soak packet into `dir`: a git workspace with the amendment
- * pool, and prompts on both steering lanes.
+ * pool, and prompts on both steering lanes. A resumed runner plays a
+ * prompt's script from its first attempt again (the simulated agent
+ * follows the process's attempt ordinal), so one scripted attempt (and a
+ * spare) serves every kill.
  *
  * @returns The packet directory.
  */
 export async function writeSoakPacket(
   dir: string,
-  options: SoakPacketOptions,
+  options: SoakPacketOptions = {},
 ): Promise<string> {
-  const { attempts, rounds = ROUNDS } = options;
+  const { rounds = ROUNDS } = options;
   const packet = join(dir, "packet");
   const files: Record<string, string> = { "README.md": "soak\n" };
   for (let n = 0; n < POOL; n++) files[poolName(n)] = `${poolToken(n)}\n`;
@@ -166,7 +167,8 @@ export async function writeSoakPacket(
       "simulate:",
       `  lane: ${lane}`,
       "  attempts:",
-      ...Array.from({ length: attempts }, () => step(id, rounds)),
+      step(id, rounds),
+      step(id, rounds),
       "---",
       `Stream prompt ${id} for the soak.`,
       "",
@@ -943,6 +945,7 @@ interface Counts {
   resumes: number;
   resumeFoundFinished: number;
   followerRestarts: number;
+  longPauses: number;
 }
 
 interface Runner {
@@ -972,6 +975,7 @@ class Soak {
     resumes: 0,
     resumeFoundFinished: 0,
     followerRestarts: 0,
+    longPauses: 0,
   };
   /** Acknowledged requests: id → command. */
   readonly acked = new Map<string, string>();
@@ -1375,11 +1379,18 @@ async function killer(
     }
     await runner.stderr;
     soak.counts.kills++;
+    // Now and then the runner stays dead past the followers' heartbeat
+    // window, so they exit 5 and restart, and writers meet a gone runner.
+    const pause = soak.counts.kills % 8 === 2 ? rng.between(5500, 7000) : 0;
     soak.progress(
       `kill ${soak.counts.kills} after ${
         ((Date.now() - runner.startedAt) / 1000).toFixed(1)
-      }s`,
+      }s${pause > 0 ? `, resumed ${(pause / 1000).toFixed(1)}s later` : ""}`,
     );
+    if (pause > 0) {
+      soak.counts.longPauses++;
+      await sleep(pause);
+    }
     runner = soak.startRunner(true);
   }
 }
@@ -1488,7 +1499,7 @@ async function audit(soak: Soak): Promise<{
 async function main(): Promise<number> {
   const flags = parseScriptFlags(
     Deno.args,
-    { seconds: 600, quickSeconds: 45 },
+    { seconds: 600, quickSeconds: 40 },
     { kills: { full: 100, quick: 8 } },
   );
   const kills = flags.numbers.kills!;
@@ -1505,9 +1516,7 @@ async function main(): Promise<number> {
   Deno.addSignalListener("SIGINT", onSignal);
   const began = Date.now();
   try {
-    const packet = await writeSoakPacket(dir, {
-      attempts: Math.min(kills + 3, 400),
-    });
+    const packet = await writeSoakPacket(dir);
     soak = new Soak(dir, packet, flags.seed);
     console.error(
       `soak: ${flags.seconds} s, ${kills} kills, seed ${flags.seed}, in ${dir}`,
@@ -1547,7 +1556,7 @@ async function main(): Promise<number> {
     const outcomes = Object.entries(result.requests.outcomes).sort()
       .map(([k, n]) => `${k} ${formatCount(n)}`).join(", ");
     console.log(
-      `  runs: ${c.runsStarted} started, ${c.runsCompleted} completed, ${result.runs} streams; ${c.resumes} resumes (${c.resumeFoundFinished} found the run already finished); follower restarts: ${c.followerRestarts}`,
+      `  runs: ${c.runsStarted} started, ${c.runsCompleted} completed, ${result.runs} streams; ${c.resumes} resumes (${c.resumeFoundFinished} found the run already finished, ${c.longPauses} after a pause past the heartbeat window); follower restarts: ${c.followerRestarts}`,
     );
     console.log(
       `  requests: ${

@@ -39,7 +39,7 @@ interface Fixture {
 
 /** A finished run of the soak packet with one amendment, one view change and one steer. */
 async function makeFixture(dir: string): Promise<Fixture> {
-  const packet = await writeSoakPacket(dir, { attempts: 2, rounds: 6 });
+  const packet = await writeSoakPacket(dir, { rounds: 6 });
   const stateRoot = join(packet, ".prompt_runner");
   const amended = await runCli([
     "control",
