@@ -1377,7 +1377,7 @@ async function killer(
       runner = next;
       continue;
     }
-    await runner.stderr;
+    noteRunnerOutput(soak, await runner.stderr, "a runner killed later");
     soak.counts.kills++;
     // Now and then the runner stays dead past the followers' heartbeat
     // window, so they exit 5 and restart, and writers meet a gone runner.

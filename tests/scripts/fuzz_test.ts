@@ -90,6 +90,27 @@ Deno.test("the fuzzer's checks pass what the plane did and fire on each planted 
   });
 
   await t.step(
+    "a receipt found twice fires 'one receipt', unless the fuzzer moved one copy away",
+    async () => {
+      const copy = join(saved, "2-outcomes");
+      await Deno.mkdir(copy);
+      await Deno.copyFile(
+        join(root.paths.outcomes, "a-garbage.json"),
+        join(copy, "a-garbage.json"),
+      );
+      const v = new Violations();
+      const records = await collectRecords(root.stateRoot, saved);
+      const result = await checkDropped(requests, dropped, records, v);
+      assert.deepEqual(v.report(), []);
+      assert.equal(result.redecided, 1);
+      records.receipts.get("a-garbage.json")!.forEach((r) => r.moved = false);
+      await checkDropped(requests, dropped, records, v);
+      assert.equal(v.countOf("one receipt"), 1, v.report().join("\n"));
+      await Deno.remove(copy, { recursive: true });
+    },
+  );
+
+  await t.step(
     "a second final log entry fires 'one final log entry'",
     async () => {
       const text = await Deno.readTextFile(root.paths.log);
