@@ -7,7 +7,7 @@
 
 import { amend, relax } from "../../lib/runner/mod.ts";
 import type { AmendmentRecord } from "../../lib/control/mod.ts";
-import { paint, stripAnsi } from "../../lib/render/mod.ts";
+import { paint, terminalSafe, terminalSafeData } from "../../lib/render/mod.ts";
 import { UsageError } from "../../lib/shared/mod.ts";
 import { parseCommandArgs, type ParsedArgs, stringFlag } from "../_args.ts";
 import type { Command, CommandContext } from "../_context.ts";
@@ -150,13 +150,14 @@ function addition(args: ParsedArgs): { clause: string; entry: unknown } {
 
 async function report(
   context: CommandContext,
-  record: AmendmentRecord,
+  stored: AmendmentRecord,
   json: boolean,
 ): Promise<void> {
   if (json) {
-    await context.stdout.json(record);
+    await context.stdout.json(stored);
     return;
   }
+  const record = terminalSafeData(stored);
   const what = record.operation === "drop"
     ? `dropped ${record.clause}`
     : `${record.operation === "add" ? "added" : "replaced"} ${record.clause}: ${
@@ -173,7 +174,7 @@ async function report(
     ? "The change was also written into the prompt file: commit it."
     : "The change is local to this state root: a run from a clean state root uses the packet's contract.";
   const text = `${line}\n${paint(note, "dim")}\n`;
-  await context.stdout.write(context.color ? text : stripAnsi(text));
+  await context.stdout.write(terminalSafe(text, { style: context.color }));
 }
 
 async function amendCommand(

@@ -9,6 +9,7 @@
 import type { RunEvent } from "../shared/events.ts";
 import type { ViewSettings } from "../shared/view.ts";
 import { asText } from "./_format.ts";
+import { terminalSafeData } from "./ansi.ts";
 import type { RenderContext } from "./current_diff.ts";
 import { fileChangeOf } from "./diff.ts";
 import type { OpenToolCall, Renderer, RenderHandover } from "./renderer.ts";
@@ -99,8 +100,14 @@ export abstract class BaseRenderer implements Renderer {
     };
   }
 
-  /** Renders one event (see {@linkcode Renderer.render}). */
-  render(event: RunEvent, context: RenderContext = {}): string {
+  /**
+   * Renders one event (see {@linkcode Renderer.render}). Everything in the
+   * event and the context came from an agent, an operator or a file: it is
+   * made terminal-safe before the renderer adds its own styling.
+   */
+  render(untrusted: RunEvent, untrustedContext: RenderContext = {}): string {
+    const event = terminalSafeData(untrusted);
+    const context = terminalSafeData(untrustedContext);
     if (
       event.type === "message_streamed" && event.data.kind === "thinking" &&
       this.view.thinking === "hide"

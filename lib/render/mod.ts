@@ -9,7 +9,14 @@ export {
   type CreateRendererOptions,
 } from "./create_renderer.ts";
 export type { OpenToolCall, Renderer, RenderHandover } from "./renderer.ts";
-export { paint, stripAnsi, type Style } from "./ansi.ts";
+export {
+  paint,
+  stripAnsi,
+  type Style,
+  terminalSafe,
+  terminalSafeData,
+  type TerminalSafeOptions,
+} from "./ansi.ts";
 export {
   logFileSink,
   ndjsonSink,

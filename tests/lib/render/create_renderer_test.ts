@@ -117,3 +117,50 @@ Deno.test("a fresh renderer's handover holds nothing", () => {
     );
   }
 });
+
+const HOSTILE = "a\x07b\x1b]0;title\x07c\x1b[31md\x9b2Je\x7f";
+
+for (const mode of MODES) {
+  Deno.test(`the ${mode} renderer shows agent text without its escape sequences or controls, and styles it itself`, () => {
+    const renderer = createRenderer({
+      ...DEFAULT_VIEW,
+      log_mode: mode,
+      tool_output: "full",
+    });
+    const events = [
+      event(1, "message_streamed", { delta: HOSTILE, kind: "thinking" }),
+      event(2, "message_received", { content: HOSTILE, role: "assistant" }),
+      event(3, "tool_call_started", {
+        tool_call_id: "t",
+        tool_name: "Bash",
+        tool_input: { command: HOSTILE },
+      }),
+      event(4, "tool_call_completed", {
+        tool_call_id: "t",
+        tool_output: HOSTILE,
+      }),
+      event(5, "error_occurred", { error_message: HOSTILE }),
+      event(6, "prompt_steered", {
+        prompt_id: "01",
+        text: HOSTILE,
+        author: HOSTILE,
+        delivery: "send_input",
+      }),
+      event(7, "prompt_failed", {
+        prompt_id: "01",
+        status: "failed",
+        reason: HOSTILE,
+      }),
+    ];
+    const out = events.map((e) => renderer.render(e)).join("") +
+      renderer.finish();
+    // The renderer's own styling is all that is left besides text.
+    // deno-lint-ignore no-control-regex
+    const unstyled = out.replace(/\x1b\[[0-9;]*m/g, "");
+    // deno-lint-ignore no-control-regex
+    assert.doesNotMatch(unstyled, /[\x00-\x08\x0b-\x1f\x7f-\x9f]/);
+    assert.ok(out.includes("abcde"), JSON.stringify(out));
+    // The agent's SGR did not survive inside its text.
+    assert.ok(!out.includes("c\x1b[31md"), JSON.stringify(out));
+  });
+}
