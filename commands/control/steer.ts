@@ -31,7 +31,8 @@ directory.
 
 Options:
   --prompt ID         Only for this prompt: refused if another one is running
-  --author NAME       Who asks (default: $USER)
+  --author NAME       Who asks (default: $USER, else $LOGNAME, else the
+                      account name of this process, else uid:N)
   --state-root DIR    The run's state root (default: TARGET/.prompt_runner)
   -h, --help          Show this help
 

@@ -25,7 +25,8 @@ Settings (at least one):
   --diff M            none | stat | full
 
 Options:
-  --author NAME       Who asks (default: $USER)
+  --author NAME       Who asks (default: $USER, else $LOGNAME, else the
+                      account name of this process, else uid:N)
   --state-root DIR    The run's state root (default: TARGET/.prompt_runner)
   -h, --help          Show this help
 

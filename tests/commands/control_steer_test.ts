@@ -1,6 +1,7 @@
 /**
- * `control steer`: what is checked before the run is looked for, and steers
- * read from standard input.
+ * `control steer` (and the author of `control view`): what is checked before
+ * the run is looked for, steers read from standard input, and who is
+ * recorded as asking.
  */
 
 import assert from "node:assert/strict";
@@ -33,6 +34,9 @@ async function pathExists(path: string): Promise<boolean> {
     throw error;
   }
 }
+
+/** The environment variables an author is read from. */
+const USER_VARIABLES = ["USER", "LOGNAME", "USERNAME"];
 
 Deno.test("control steer over the size limit exits 2 naming the limit in bytes before it looks for the run, and writes nothing to a live one", async () => {
   await using packet = await makePacket({
@@ -155,4 +159,74 @@ Deno.test("control steer - refuses an endless standard input once it passes the 
     /^error: The steer on standard input is too large: more than 61440 bytes/,
   );
   assert.equal(await pathExists(packet.stateRoot), false);
+});
+
+/** The account name of this process's uid, from /etc/passwd. */
+async function accountName(): Promise<string> {
+  const uid = String(Deno.uid());
+  const line = (await Deno.readTextFile("/etc/passwd")).split("\n").find((l) =>
+    l.split(":")[2] === uid
+  );
+  assert.ok(line, `no /etc/passwd entry for uid ${uid}`);
+  return line.split(":")[0]!;
+}
+
+/** Steers and changes the view of a live run as `options` say; returns the log. */
+async function requestsWithout(
+  options: { denoFlags?: string[] },
+): Promise<{ entries: Record<string, unknown>[]; human: string }> {
+  await using packet = await makePacket({
+    prompts: { "01_long.prompt.md": longPrompt(15) },
+  });
+  const run = startRun(packet.dir);
+  await run.until((e) => e.type === "run_started");
+  const client = { unsetEnv: USER_VARIABLES, ...options };
+  const steer = await runCli(
+    ["control", "steer", packet.dir, "mind", "the", "gap"],
+    client,
+  );
+  assert.equal(steer.code, 0, steer.stderr);
+  const view = await runCli(
+    ["control", "view", packet.dir, "--tool-output", "full"],
+    client,
+  );
+  assert.equal(view.code, 0, view.stderr);
+  const done = await run.finish();
+  assert.equal(done.code, 0, done.stderr);
+  const human = await runCli(["control", "log", packet.dir]);
+  assert.equal(human.code, 0, human.stderr);
+  return {
+    entries: await readJsonl(join(packet.stateRoot, "control", "log.jsonl")),
+    human: human.stdout,
+  };
+}
+
+Deno.test("control steer and control view with USER, LOGNAME and USERNAME unset record the process's account name as author", async () => {
+  const expected = await accountName();
+  const { entries, human } = await requestsWithout({});
+  assert.deepEqual(
+    entries.map((e) => `${e.command}:${e.outcome}:${e.author}`).sort(),
+    [
+      `set_view:applied:${expected}`,
+      `steer:accepted:${expected}`,
+      `steer:applied:${expected}`,
+    ],
+  );
+  assert.equal(
+    human.trimEnd().split("\n").filter((line) =>
+      line.includes(` by ${expected}`)
+    ).length,
+    3,
+    human,
+  );
+});
+
+Deno.test("control steer and control view with USER, LOGNAME and USERNAME unset record uid:N when the account database cannot be read", async () => {
+  const { entries } = await requestsWithout({
+    denoFlags: ["--deny-read=/etc/passwd"],
+  });
+  assert.equal(entries.length, 3);
+  for (const entry of entries) {
+    assert.equal(entry.author, `uid:${Deno.uid()}`, JSON.stringify(entry));
+  }
 });
