@@ -25,9 +25,10 @@ interrupted and the same thread resumed with the message and an instruction
 to carry on). A lone '-' reads the message from standard input instead. A
 steer changes how the agent works, never the contract, and each prompt has
 a budget (recovery.max_steers, default 3) per run. A steer is at most
-${MAX_STEER_BYTES} bytes. When the first word is a packet directory it is the
-TARGET; otherwise every word is text and the TARGET is the current
-directory.
+${MAX_STEER_BYTES} bytes.
+
+When the first word is a packet directory it is the TARGET; otherwise every
+word is text and the TARGET is the current directory.
 
 Options:
   --prompt ID         Only for this prompt: refused if another one is running
@@ -61,7 +62,7 @@ async function readSteer(stream: ReadableStream<Uint8Array>): Promise<string> {
       size += value.length;
       if (size > MAX_STEER_BYTES) {
         throw new UsageError(
-          `The steer on standard input is too large: more than ${MAX_STEER_BYTES} bytes, the limit is ${MAX_STEER_BYTES} bytes`,
+          `The steer on standard input is too large: it passes the limit of ${MAX_STEER_BYTES} bytes`,
           {
             code: "STEER_TOO_LARGE",
             hint: "Say it in fewer words; a steer is guidance, not a document",

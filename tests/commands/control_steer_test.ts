@@ -156,7 +156,7 @@ Deno.test("control steer - refuses an endless standard input once it passes the 
   assert.equal(stdout, "");
   assert.match(
     stderr,
-    /^error: The steer on standard input is too large: more than 61440 bytes/,
+    /^error: The steer on standard input is too large: it passes the limit of 61440 bytes\n/,
   );
   assert.equal(await pathExists(packet.stateRoot), false);
 });
