@@ -32,7 +32,8 @@ Addition (exactly one):
 Options:
   --reason R          Why (required; never defaulted)
   --persist           Also write the change into the prompt file
-  --author NAME       Who amends (default: $USER)
+  --author NAME       Who amends (default: $USER, else $LOGNAME, else the
+                      account name of this process, else uid:N)
   --state-root DIR    The state root (default: TARGET/.prompt_runner)
   --json              Print the amendment record as one JSON line
   -h, --help          Show this help
@@ -55,7 +56,8 @@ Options:
   --reason R          Why (required; never defaulted)
   --confirm           Confirm the contract gets weaker (required)
   --persist           Also write the change into the prompt file
-  --author NAME       Who relaxes (default: $USER)
+  --author NAME       Who relaxes (default: $USER, else $LOGNAME, else the
+                      account name of this process, else uid:N)
   --state-root DIR    The state root (default: TARGET/.prompt_runner)
   --json              Print the amendment record as one JSON line
   -h, --help          Show this help
