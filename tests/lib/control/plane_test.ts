@@ -1299,12 +1299,6 @@ Deno.test("openPlane() keeps the snapshot's heartbeat fresh while nothing happen
   await plane.close("completed");
 });
 
-// BUG (lib/control/plane.ts:346 and :401): #finishOrphanedSteers only counts
-// interventions of the run being opened, so a steer delivered by an earlier
-// run id (killed after recording the intervention, before logging it) gets a
-// final "rejected" entry although the agent received it. Fix: collect the
-// delivered request ids of every run's intervention records and drop the
-// `entry.run_id === this.#runId` condition.
 Deno.test({
   name:
     "openPlane() of a new run logs applied a steer whose intervention a killed runner recorded",
@@ -1342,11 +1336,6 @@ Deno.test({
   },
 });
 
-// BUG (lib/control/plane.ts:841-890): steerSettled() writes the intervention
-// record and the log entry in one try block, so a failed intervention write
-// leaves a delivered steer without its final log entry (and the next open
-// then logs it "rejected"). Fix: log "applied" in its own try, noting in the
-// reason that the intervention record could not be written.
 Deno.test({
   name:
     "steerSettled() still logs a delivered steer applied when its intervention record cannot be written",
@@ -1378,13 +1367,6 @@ Deno.test({
   },
 });
 
-// BUG / design gap (lib/control/plane.ts:207): open() only continues a run
-// whose id is the current snapshot's. `run --run-id ID` promises "a resumed
-// run keeps its events, budgets and audit trail", but after another run took
-// the state root the reused id starts again at seq 1 with a fresh steer
-// budget and no replayed view. Fix: when events/<id>.jsonl exists, read
-// last_seq from it, and replay view and delivered steers from log.jsonl and
-// interventions/ for that run id (not only when it is the current run).
 Deno.test({
   name:
     "openPlane() with a run id an intervening run displaced keeps its seq and its steer budget",
