@@ -1193,8 +1193,9 @@ class PacketRun {
       writeAll(file, new TextEncoder().encode(text)).catch((error) => {
         throw environmentFailure(error, path);
       });
-    await write(header);
     this.#transcriptSink = logFileSink(write);
+    // Through the sink: the prompt text reaches the file without escapes too.
+    await this.#transcriptSink.text(header);
   }
 
   /**

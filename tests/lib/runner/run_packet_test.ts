@@ -515,3 +515,23 @@ Deno.test("runPacket() shows a message once when a log_mode switch lands between
     }
   }
 });
+
+Deno.test("runPacket() writes a transcript whose prompt text carries no escape sequence or control character", async () => {
+  await using packet = await makePacket({
+    prompts: {
+      "01_hostile.prompt.md": promptFile(
+        "simulate: {attempts: [{messages: [ok]}]}",
+        "Do it.\x07 \x1b]0;owned\x07 \x1b[31mred\x1b[0m \x9b2J tab\there\n",
+      ),
+    },
+  });
+  const { result } = await runCollecting(packet.dir);
+  assert.equal(result.status, "completed");
+  const state = await readState(packet.stateRoot);
+  const transcript = await Deno.readTextFile(
+    join(packet.stateRoot, state.prompts["01"]!.attempts[0]!.transcript!),
+  );
+  assert.match(transcript, /--- prompt text ---\nDo it\. +red +tab\there\n/);
+  // deno-lint-ignore no-control-regex
+  assert.doesNotMatch(transcript, /[\x00-\x08\x0b-\x1f\x7f-\x9f]/);
+});
