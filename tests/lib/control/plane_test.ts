@@ -2,11 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { events } from "../../../lib/control/follow_events.ts";
 import type { LogEntry } from "../../../lib/control/log_entry.ts";
-import type { ControlPaths } from "../../../lib/control/paths.ts";
-import {
-  type ControlPlane,
-  MAX_REQUEST_BYTES,
-} from "../../../lib/control/plane.ts";
+import { MAX_REQUEST_BYTES } from "../../../lib/control/plane.ts";
 import { writeRequest } from "../../../lib/control/request.ts";
 import type { Snapshot } from "../../../lib/control/snapshot.ts";
 import type {
@@ -15,6 +11,7 @@ import type {
 } from "../../../lib/shared/run_hooks.ts";
 import { DEFAULT_VIEW } from "../../../lib/shared/view.ts";
 import {
+  drainRequests,
   listNames,
   logEntriesOf,
   makeControlRoot,
@@ -100,26 +97,6 @@ async function exists(path: string): Promise<boolean> {
 
 function steerCommands(commands: BoundaryCommand[]): SteerCommand[] {
   return commands.filter((c): c is SteerCommand => c.command === "steer");
-}
-
-/**
- * Runs busy boundaries until no request is pending. A busy boundary works
- * for at most 20 ms, so on a loaded machine one may take only some of the
- * requests waiting: a test must not count on a single one taking them all.
- */
-async function busyBoundaries(
-  plane: ControlPlane,
-  paths: ControlPaths,
-): Promise<BoundaryCommand[]> {
-  const commands: BoundaryCommand[] = [];
-  for (let n = 0; n < 100; n++) {
-    commands.push(...await plane.boundary({ idle: false }));
-    const pending = (await listNames(paths.requests)).filter((name) =>
-      !name.startsWith(".")
-    );
-    if (pending.length === 0) break;
-  }
-  return commands;
 }
 
 // --- open and close -------------------------------------------------------
@@ -351,7 +328,7 @@ Deno.test("openPlane() with the same run id replays the view changes its earlier
   const first = await root.open("run-a");
   await writeRequest(root.ref("run-a"), "set_view", { tool_output: "full" });
   await writeRequest(root.ref("run-a"), "set_view", { thinking: "hide" });
-  assert.equal((await first.boundary({ idle: true })).length, 2);
+  assert.equal((await drainRequests(first, root.paths, true)).length, 2);
   await first.close("interrupted");
 
   const second = await root.open("run-a");
@@ -509,7 +486,7 @@ Deno.test("boundary() returns two set_view requests in the order they were writt
   const second = await writeRequest(root.ref("run-a"), "set_view", {
     tool_output: "none",
   });
-  const commands = await plane.boundary({ idle: true });
+  const commands = await drainRequests(plane, root.paths, true);
   assert.deepEqual(
     commands.map((c) => [c.request_id, c.command === "set_view" && c.view]),
     [
@@ -909,7 +886,7 @@ Deno.test("boundary() counts accepted-and-pending steers against the budget: 4 s
         .request_id,
     );
   }
-  const commands = steerCommands(await busyBoundaries(plane, root.paths));
+  const commands = steerCommands(await drainRequests(plane, root.paths));
   assert.deepEqual(commands.map((c) => c.request_id), ids.slice(0, 3));
   for (const id of ids.slice(0, 3)) {
     assert.deepEqual(
@@ -985,7 +962,7 @@ Deno.test("steerSettled() of a refused steer logs it rejected and frees its budg
   for (let n = 1; n <= 3; n++) {
     await writeRequest(root.ref("run-a"), "steer", { text: `steer ${n}` });
   }
-  const accepted = steerCommands(await busyBoundaries(plane, root.paths));
+  const accepted = steerCommands(await drainRequests(plane, root.paths));
   assert.equal(accepted.length, 3);
   await plane.steerSettled({
     command: accepted[0]!,
@@ -1025,7 +1002,7 @@ Deno.test("promptStarted() carries the steers delivered to a prompt into its nex
     await writeRequest(root.ref("run-a"), "steer", { text: `steer ${n}` });
   }
   for (
-    const command of steerCommands(await busyBoundaries(plane, root.paths))
+    const command of steerCommands(await drainRequests(plane, root.paths))
   ) {
     await plane.steerSettled({
       command,
@@ -1113,7 +1090,7 @@ Deno.test("openPlane() with the same run id gives accepted-but-undelivered steer
     await writeRequest(root.ref("run-a"), "steer", { text });
   }
   const [delivered, recorded, unsent] = steerCommands(
-    await first.boundary({ idle: false }),
+    await drainRequests(first, paths),
   );
   assert.ok(delivered && recorded && unsent);
   await first.steerSettled({
