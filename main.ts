@@ -64,7 +64,8 @@ export async function main(
   args: string[],
   context: CommandContext = {
     stdout: new Writer(Deno.stdout),
-    stderr: new Writer(Deno.stderr),
+    // Errors and warnings quote packets, agents and operators: shown, never obeyed.
+    stderr: new Writer(Deno.stderr, { terminalSafe: true }),
     color: Deno.stdout.isTerminal() && !Deno.noColor,
     cwd: Deno.cwd(),
   },

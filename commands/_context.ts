@@ -16,6 +16,8 @@ export interface CommandContext {
   color: boolean;
   /** The working directory. */
   cwd: string;
+  /** Standard input, for commands that read it (default: `Deno.stdin`). */
+  stdin?: ReadableStream<Uint8Array>;
 }
 
 /** A CLI command. */

@@ -5,6 +5,8 @@
  * @module
  */
 
+import { terminalSafe } from "../lib/render/mod.ts";
+
 /** Thrown when stdout is closed (`| head`): the command stops quietly with 0. */
 export class StdoutClosedError extends Error {
   /** Creates the error. */
@@ -22,14 +24,25 @@ export interface ByteSink {
 
 const encoder = new TextEncoder();
 
+/** Options for a {@linkcode Writer}. */
+export interface WriterOptions {
+  /**
+   * Make every write terminal-safe (no escape sequence, no control but
+   * newline and tab): for stderr, which carries only human text.
+   */
+  terminalSafe?: boolean;
+}
+
 /** A text writer over a byte sink. */
 export class Writer {
   readonly #sink: ByteSink;
+  readonly #safe: boolean;
   #closed = false;
 
   /** Wraps a byte sink. */
-  constructor(sink: ByteSink) {
+  constructor(sink: ByteSink, options: WriterOptions = {}) {
     this.#sink = sink;
+    this.#safe = options.terminalSafe === true;
   }
 
   /** Whether the other end has gone away. */
@@ -44,7 +57,7 @@ export class Writer {
    */
   async write(text: string): Promise<void> {
     if (this.#closed) throw new StdoutClosedError();
-    const bytes = encoder.encode(text);
+    const bytes = encoder.encode(this.#safe ? terminalSafe(text) : text);
     let offset = 0;
     try {
       while (offset < bytes.length) {

@@ -11,7 +11,12 @@ import {
   type PromptState,
   readState,
 } from "../lib/runner/mod.ts";
-import { paint, stripAnsi } from "../lib/render/mod.ts";
+import {
+  paint,
+  stripAnsi,
+  terminalSafe,
+  terminalSafeData,
+} from "../lib/render/mod.ts";
 import { readRunLock, UsageError } from "../lib/shared/mod.ts";
 import { parseCommandArgs, stringFlag } from "./_args.ts";
 import type { Command, CommandContext } from "./_context.ts";
@@ -131,22 +136,27 @@ async function status(
     });
     return 0;
   }
-  const color = context.color;
-  const show = (text: string): string => color ? text : stripAnsi(text);
+  // Names, reasons and paths are anyone's text: made safe before styling.
+  const shown = terminalSafeData({
+    name: packet.name,
+    dir: packet.dir,
+    run_id: state.run_id,
+    prompts,
+  });
   const lines: string[] = [];
   lines.push(
-    `${paint("packet", "dim")}  ${packet.name}  ${paint(packet.dir, "dim")}`,
+    `${paint("packet", "dim")}  ${shown.name}  ${paint(shown.dir, "dim")}`,
   );
-  const runLine = state.run_id === null
+  const runLine = shown.run_id === null
     ? "no run yet"
-    : `${state.run_id}  ${
+    : `${shown.run_id}  ${
       lease?.alive && lease.run_id === state.run_id
         ? paint(`running (pid ${lease.pid})`, "yellow")
         : "not running"
     }`;
   lines.push(`${paint("run", "dim")}     ${runLine}`);
   lines.push("");
-  for (const prompt of prompts) {
+  for (const prompt of shown.prompts) {
     const modes = prompt.attempts.filter((a) => a.run_id === prompt.run_id);
     const attempts = modes.length
       ? `${modes.length} attempt${modes.length === 1 ? "" : "s"}: ${
@@ -164,7 +174,9 @@ async function status(
       lines.push(`      ${paint(prompt.reason, "dim")}`);
     }
   }
-  await context.stdout.write(lines.map(show).join("\n") + "\n");
+  await context.stdout.write(
+    terminalSafe(lines.join("\n") + "\n", { style: context.color }),
+  );
   return 0;
 }
 

@@ -7,7 +7,7 @@
 
 import { amend, relax } from "../../lib/runner/mod.ts";
 import type { AmendmentRecord } from "../../lib/control/mod.ts";
-import { paint, stripAnsi } from "../../lib/render/mod.ts";
+import { paint, terminalSafe, terminalSafeData } from "../../lib/render/mod.ts";
 import { UsageError } from "../../lib/shared/mod.ts";
 import { parseCommandArgs, type ParsedArgs, stringFlag } from "../_args.ts";
 import type { Command, CommandContext } from "../_context.ts";
@@ -32,7 +32,8 @@ Addition (exactly one):
 Options:
   --reason R          Why (required; never defaulted)
   --persist           Also write the change into the prompt file
-  --author NAME       Who amends (default: $USER)
+  --author NAME       Who amends (default: $USER, else $LOGNAME, else the
+                      account name of this process, else uid:N)
   --state-root DIR    The state root (default: TARGET/.prompt_runner)
   --json              Print the amendment record as one JSON line
   -h, --help          Show this help
@@ -59,7 +60,8 @@ Options:
   --reason R          Why (required; never defaulted)
   --confirm           Confirm the contract gets weaker (required)
   --persist           Also write the change into the prompt file
-  --author NAME       Who relaxes (default: $USER)
+  --author NAME       Who relaxes (default: $USER, else $LOGNAME, else the
+                      account name of this process, else uid:N)
   --state-root DIR    The state root (default: TARGET/.prompt_runner)
   --json              Print the amendment record as one JSON line
   -h, --help          Show this help
@@ -155,13 +157,14 @@ function addition(args: ParsedArgs): { clause: string; entry: unknown } {
 
 async function report(
   context: CommandContext,
-  record: AmendmentRecord,
+  stored: AmendmentRecord,
   json: boolean,
 ): Promise<void> {
   if (json) {
-    await context.stdout.json(record);
+    await context.stdout.json(stored);
     return;
   }
+  const record = terminalSafeData(stored);
   const what = record.operation === "drop"
     ? `dropped ${record.clause}`
     : `${record.operation === "add" ? "added" : "replaced"} ${record.clause}: ${
@@ -178,7 +181,7 @@ async function report(
     ? "The change was also written into the prompt file: commit it."
     : "The change is local to this state root: a run from a clean state root uses the packet's contract.";
   const text = `${line}\n${paint(note, "dim")}\n`;
-  await context.stdout.write(context.color ? text : stripAnsi(text));
+  await context.stdout.write(terminalSafe(text, { style: context.color }));
 }
 
 async function amendCommand(

@@ -6,7 +6,7 @@
  */
 
 import { contract } from "../../lib/runner/mod.ts";
-import { paint, stripAnsi } from "../../lib/render/mod.ts";
+import { paint, terminalSafe, terminalSafeData } from "../../lib/render/mod.ts";
 import { parseCommandArgs, stringFlag } from "../_args.ts";
 import type { Command, CommandContext } from "../_context.ts";
 import { resolveAmendTarget } from "./_amend_target.ts";
@@ -53,11 +53,12 @@ async function contractCommand(
     context.cwd,
     stringFlag(args, "state-root"),
   );
-  const view = await contract(target, promptId);
+  const stored = await contract(target, promptId);
   if (args.values.json) {
-    await context.stdout.json(view);
+    await context.stdout.json(stored);
     return 0;
   }
+  const view = terminalSafeData(stored);
   const lines = [
     "",
     `  ${paint(`contract for ${view.prompt_id}`, "bold")}`,
@@ -99,7 +100,7 @@ async function contractCommand(
   }
   lines.push("");
   const out = lines.join("\n") + "\n";
-  await context.stdout.write(context.color ? out : stripAnsi(out));
+  await context.stdout.write(terminalSafe(out, { style: context.color }));
   return 0;
 }
 

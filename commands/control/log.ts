@@ -5,7 +5,7 @@
  */
 
 import { followLog, log, type LogEntry } from "../../lib/control/mod.ts";
-import { paint, stripAnsi } from "../../lib/render/mod.ts";
+import { paint, terminalSafe, terminalSafeData } from "../../lib/render/mod.ts";
 import type { Command, CommandContext } from "../_context.ts";
 import { withStopSignals } from "./_signals.ts";
 import { parseRunCommand } from "./_target.ts";
@@ -35,8 +35,12 @@ const OUTCOME_STYLE = {
   received: "dim",
 } as const;
 
-/** Formats one log entry as a human line. */
-export function formatLogEntry(entry: LogEntry): string {
+/**
+ * Formats one log entry as a human line. Params, reasons and authors are
+ * anyone's text: they are made terminal-safe before they are styled.
+ */
+export function formatLogEntry(untrusted: LogEntry): string {
+  const entry = terminalSafeData(untrusted);
   const style = OUTCOME_STYLE[entry.outcome] ?? "dim";
   const where = entry.prompt_id
     ? ` on ${entry.prompt_id}/${entry.attempt ?? "-"}`
@@ -63,7 +67,7 @@ async function logCommand(
     if (args.values.json) await context.stdout.json(entry);
     else {
       const line = formatLogEntry(entry) + "\n";
-      await context.stdout.write(context.color ? line : stripAnsi(line));
+      await context.stdout.write(terminalSafe(line, { style: context.color }));
     }
   };
   if (!args.values.follow) {

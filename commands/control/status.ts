@@ -5,7 +5,7 @@
  */
 
 import { type Snapshot, snapshot } from "../../lib/control/mod.ts";
-import { paint, stripAnsi } from "../../lib/render/mod.ts";
+import { paint, terminalSafe, terminalSafeData } from "../../lib/render/mod.ts";
 import { readRunLock } from "../../lib/shared/mod.ts";
 import type { Command, CommandContext } from "../_context.ts";
 import { parseRunCommand } from "./_target.ts";
@@ -62,11 +62,13 @@ async function status(
   });
   if (parsed === null) return 0;
   const { args, ref } = parsed;
-  const current = await snapshot(ref);
+  const stored = await snapshot(ref);
   if (args.values.json) {
-    await context.stdout.json(current);
+    await context.stdout.json(stored);
     return 0;
   }
+  // The packet's and prompt's names, the model: anyone's text, shown safely.
+  const current = terminalSafeData(stored);
   let gone = false;
   if (current.status === "running") {
     const lock = await readRunLock(ref.state_root);
@@ -118,7 +120,7 @@ async function status(
     "",
   ];
   const text = lines.join("\n") + "\n";
-  await context.stdout.write(context.color ? text : stripAnsi(text));
+  await context.stdout.write(terminalSafe(text, { style: context.color }));
   return 0;
 }
 

@@ -4,7 +4,12 @@
  * @module
  */
 
-import { steer } from "../../lib/control/mod.ts";
+import {
+  checkSteerText,
+  MAX_STEER_BYTES,
+  steer,
+} from "../../lib/control/mod.ts";
+import { terminalSafe } from "../../lib/render/mod.ts";
 import { UsageError } from "../../lib/shared/mod.ts";
 import { parseCommandArgs, stringFlag } from "../_args.ts";
 import type { Command, CommandContext } from "../_context.ts";
@@ -12,26 +17,78 @@ import { isPacketDir, resolveRun } from "./_target.ts";
 import { resolve } from "node:path";
 
 const HELP = `Usage: prompt_runner control steer [TARGET] TEXT... [options]
+       prompt_runner control steer [TARGET] - [options]
 
 Steers a live run's agent: the words are joined into one message delivered
 on the provider's lane (written to the live session, or the turn is
 interrupted and the same thread resumed with the message and an instruction
-to carry on). A steer changes how the agent works, never the contract, and
-each prompt has a budget (recovery.max_steers, default 3) per run. When the
-first word is a packet directory it is the TARGET; otherwise every word is
-text and the TARGET is the current directory.
+to carry on). A lone '-' reads the message from standard input instead. A
+steer changes how the agent works, never the contract, and each prompt has
+a budget (recovery.max_steers, default 3) per run. A steer is at most
+${MAX_STEER_BYTES} bytes.
+
+When the first word is a packet directory it is the TARGET; otherwise every
+word is text and the TARGET is the current directory.
 
 Options:
   --prompt ID         Only for this prompt: refused if another one is running
-  --author NAME       Who asks (default: $USER)
+  --author NAME       Who asks (default: $USER, else $LOGNAME, else the
+                      account name of this process, else uid:N)
   --state-root DIR    The run's state root (default: TARGET/.prompt_runner)
   -h, --help          Show this help
 
 Exit codes:
   0 the steer is queued (see 'prompt_runner control log' for delivery)
-  2 usage error or empty steer   3 packet or run not found
-  4 the run is not running
+  2 usage error, empty steer (an empty stdin too), or a steer over the limit
+  3 packet or run not found   4 the run is not running
+
+Examples:
+  prompt_runner control steer examples/demo "Keep the notes under ten lines"
+  git diff --stat | prompt_runner control steer examples/demo -
 `;
+
+/**
+ * Reads a steer from a stream, refusing one larger than the limit as soon
+ * as it is seen to be: a huge input is never read whole.
+ */
+async function readSteer(stream: ReadableStream<Uint8Array>): Promise<string> {
+  const reader = stream.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.length;
+      if (size > MAX_STEER_BYTES) {
+        throw new UsageError(
+          `The steer on standard input is too large: it passes the limit of ${MAX_STEER_BYTES} bytes`,
+          {
+            code: "STEER_TOO_LARGE",
+            hint: "Say it in fewer words; a steer is guidance, not a document",
+          },
+        );
+      }
+      chunks.push(value);
+    }
+  } finally {
+    await reader.cancel().catch(() => {});
+    reader.releaseLock();
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.length;
+  }
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw new UsageError("The steer on standard input is not UTF-8 text", {
+      code: "STEER_NOT_TEXT",
+    });
+  }
+}
 
 async function steerCommand(
   context: CommandContext,
@@ -55,12 +112,25 @@ async function steerCommand(
   ) {
     [target, ...words] = words;
   }
-  const text = words.join(" ").trim();
-  if (text === "") {
-    throw new UsageError("A steer needs something to say: the text is empty", {
-      hint: "Run 'prompt_runner control steer [TARGET] TEXT...'",
-    });
+  // The text is checked before the run is looked for: a usage error is one
+  // whatever state the run is in.
+  const fromStdin = words.length === 1 && words[0] === "-";
+  const raw = fromStdin
+    ? await readSteer(context.stdin ?? Deno.stdin.readable)
+    : words.join(" ");
+  if (raw.trim() === "") {
+    throw new UsageError(
+      `A steer needs something to say: ${
+        fromStdin ? "standard input was empty" : "the text is empty"
+      }`,
+      {
+        code: "EMPTY_STEER",
+        hint:
+          "Run 'prompt_runner control steer [TARGET] TEXT...' or 'control steer [TARGET] -' with the text on standard input",
+      },
+    );
   }
+  const text = checkSteerText(raw);
   const ref = await resolveRun(target, context.cwd, stateRoot);
   const author = stringFlag(args, "author");
   const promptId = stringFlag(args, "prompt");
@@ -68,9 +138,9 @@ async function steerCommand(
     ...(author === undefined ? {} : { author }),
     ...(promptId === undefined ? {} : { promptId }),
   });
-  await context.stdout.line(
+  await context.stdout.line(terminalSafe(
     `Queued steer for run ${ref.run_id} (request ${receipt.request_id}); it is delivered at the next event boundary`,
-  );
+  ));
   await context.stderr.line(
     "hint: 'prompt_runner control log' shows whether the lane delivered it",
   );

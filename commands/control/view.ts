@@ -5,6 +5,7 @@
  */
 
 import { setView } from "../../lib/control/mod.ts";
+import { terminalSafe } from "../../lib/render/mod.ts";
 import { UsageError, type ViewSettings } from "../../lib/shared/mod.ts";
 import { stringFlag } from "../_args.ts";
 import type { Command, CommandContext } from "../_context.ts";
@@ -24,7 +25,8 @@ Settings (at least one):
   --diff M            none | stat | full
 
 Options:
-  --author NAME       Who asks (default: $USER)
+  --author NAME       Who asks (default: $USER, else $LOGNAME, else the
+                      account name of this process, else uid:N)
   --state-root DIR    The run's state root (default: TARGET/.prompt_runner)
   -h, --help          Show this help
 
@@ -61,9 +63,9 @@ async function view(context: CommandContext, argv: string[]): Promise<number> {
   );
   const named = Object.entries(settings).sort().map(([k, v]) => `${k}=${v}`)
     .join(", ");
-  await context.stdout.line(
+  await context.stdout.line(terminalSafe(
     `Requested ${named} for run ${ref.run_id} (request ${receipt.request_id}); it applies at the next event boundary`,
-  );
+  ));
   await context.stderr.line(
     "hint: 'prompt_runner control log' shows whether it was applied",
   );

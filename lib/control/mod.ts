@@ -18,7 +18,12 @@ export {
   type EventsOptions,
 } from "./follow_events.ts";
 export { setView } from "./set_view.ts";
-export { steer, type SteerOptions } from "./steer.ts";
+export {
+  checkSteerText,
+  MAX_STEER_BYTES,
+  steer,
+  type SteerOptions,
+} from "./steer.ts";
 export {
   type ControlRequest,
   defaultAuthor,

@@ -9,18 +9,11 @@
 import type { RunEvent } from "../shared/events.ts";
 import type { ViewSettings } from "../shared/view.ts";
 import { asText } from "./_format.ts";
+import { terminalSafeData } from "./ansi.ts";
 import type { RenderContext } from "./current_diff.ts";
 import { fileChangeOf } from "./diff.ts";
-import type { Renderer } from "./renderer.ts";
+import type { OpenToolCall, Renderer, RenderHandover } from "./renderer.ts";
 import type { ToolResult } from "./tool_summary.ts";
-
-/** A tool call as it started. */
-export interface StartedTool {
-  /** The tool's name. */
-  name: string;
-  /** Its input. */
-  input: Record<string, unknown>;
-}
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -37,15 +30,37 @@ export abstract class BaseRenderer implements Renderer {
   /** Tool calls started. */
   protected tools: number = 0;
   /** Tool calls started and not yet finished, by id. */
-  protected started: Map<string, StartedTool> = new Map();
+  protected started: Map<string, OpenToolCall> = new Map();
   /** The kind of text run the current line holds, if any. */
   protected run: "text" | "thinking" | null = null;
-  /** Whether assistant text streamed since the last whole message. */
+  /**
+   * Whether assistant text streamed since the last whole message (kept by
+   * `render()`; read while rendering the message that ends it).
+   */
   protected streamed: boolean = false;
+  /** The type of the last event rendered (not dropped by the view). */
+  protected previous: string | null = null;
 
-  /** Creates a renderer for a view. */
-  constructor(view: ViewSettings) {
+  /**
+   * Creates a renderer for a view; a replaced renderer's handover tells it
+   * what was shown already.
+   */
+  constructor(view: ViewSettings, handover?: RenderHandover) {
     this.view = { ...view };
+    if (handover !== undefined) {
+      this.streamed = handover.streamed;
+      this.started = new Map(Object.entries(handover.open_tools));
+      this.previous = handover.last_event;
+    }
+  }
+
+  /** What a successor must know of what this renderer showed. */
+  handover(): RenderHandover {
+    return {
+      streamed: this.streamed,
+      open_tools: Object.fromEntries(this.started),
+      last_event: this.previous,
+    };
   }
 
   /** Applies new view settings from the next event on. */
@@ -85,8 +100,14 @@ export abstract class BaseRenderer implements Renderer {
     };
   }
 
-  /** Renders one event (see {@linkcode Renderer.render}). */
-  render(event: RunEvent, context: RenderContext = {}): string {
+  /**
+   * Renders one event (see {@linkcode Renderer.render}). Everything in the
+   * event and the context came from an agent, an operator or a file: it is
+   * made terminal-safe before the renderer adds its own styling.
+   */
+  render(untrusted: RunEvent, untrustedContext: RenderContext = {}): string {
+    const event = terminalSafeData(untrusted);
+    const context = terminalSafeData(untrustedContext);
     if (
       event.type === "message_streamed" && event.data.kind === "thinking" &&
       this.view.thinking === "hide"
@@ -102,7 +123,16 @@ export abstract class BaseRenderer implements Renderer {
         input: isRecord(d.tool_input) ? d.tool_input : {},
       });
     }
-    return this.renderEvent(event, context);
+    const text = this.renderEvent(event, context);
+    this.previous = event.type;
+    if (event.type === "message_streamed" && event.data.kind !== "thinking") {
+      this.streamed = true;
+    } else if (
+      event.type === "message_received" || event.type === "run_started"
+    ) {
+      this.streamed = false;
+    }
+    return text;
   }
 
   /** Renders an event that is not dropped by the view. */

@@ -1,6 +1,6 @@
 /**
- * ANSI styling for renderers, and its removal for sinks that must not carry
- * escape codes.
+ * ANSI styling for renderers, and the removal of everything else a terminal
+ * would act on: text from agents, operators and files is shown, never obeyed.
  *
  * @module
  */
@@ -27,15 +27,111 @@ const STYLE_CODES: Record<Style, number> = {
   cyan: 36,
 };
 
-/** Wraps text in an ANSI style. Sinks strip it when colour is off. */
+/**
+ * Wraps text in an ANSI style. Sinks strip it when colour is off. Text that
+ * did not come from the program itself must go through
+ * {@linkcode terminalSafe} before it is painted.
+ */
 export function paint(text: string, style: Style): string {
   return text === "" ? text : `\x1b[${STYLE_CODES[style]}m${text}\x1b[0m`;
 }
 
+// Escape sequences, in their 7-bit (ESC …) and 8-bit (C1) forms: CSI with
+// parameters, intermediates and a final byte; the string sequences (OSC, DCS,
+// SOS, PM, APC) up to BEL or ST; any other ESC with intermediates and a final
+// byte. Whatever is left of an unfinished sequence loses its ESC below.
+const SEQUENCE = new RegExp(
+  [
+    "(?:\\x1b\\[|\\x9b)[\\x30-\\x3f]*[\\x20-\\x2f]*[\\x40-\\x7e]",
+    // The body stops at any ESC or C1 introducer, so that a scan never
+    // runs past the next sequence (text with many unfinished ones stays
+    // linear).
+    "(?:\\x1b[\\]PX^_]|[\\x90\\x98\\x9d-\\x9f])[^\\x07\\x1b\\x90\\x98\\x9b-\\x9f]*(?:\\x07|\\x1b\\\\|\\x9c)",
+    "\\x1b[\\x20-\\x2f]*[\\x30-\\x7e]",
+    // C0 but newline and tab, DEL, C1: each on its own.
+    "[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f]",
+  ].join("|"),
+  "g",
+);
 // deno-lint-ignore no-control-regex
-const ANSI = /\x1b\[[0-9;]*[A-Za-z]/g;
+const UNSAFE = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/;
+// deno-lint-ignore no-control-regex
+const STYLE = /^\x1b\[[0-9;]*m$/;
 
-/** Removes every ANSI escape sequence from text. */
+/** Options for {@linkcode terminalSafe}. */
+export interface TerminalSafeOptions {
+  /**
+   * Keep SGR styling (`ESC [ … m`, what {@linkcode paint} writes). Only for
+   * text whose untrusted parts were made safe before they were painted.
+   */
+  style?: boolean;
+}
+
+/**
+ * Makes text safe to show on a terminal: removes every escape sequence
+ * (CSI, OSC, DCS, … in 7-bit and 8-bit form) and every control character
+ * except newline and tab (the rest of C0, DEL, and C1, U+0080–U+009F).
+ *
+ * @param text Text from anywhere: an agent, an operator, a file.
+ * @param options `style: true` keeps SGR styling sequences.
+ * @returns The text without anything a terminal would act on.
+ *
+ * @example Usage
+ * ```ts
+ * import { terminalSafe } from "@prompt-runner/prompt-runner";
+ * import assert from "node:assert/strict";
+ *
+ * assert.equal(terminalSafe("a\x07b\x1b]0;title\x07c\x1b[31md\n"), "abcd\n");
+ * assert.equal(terminalSafe("\x1b[1mbold\x1b[0m\x1b[2J", { style: true }), "\x1b[1mbold\x1b[0m");
+ * ```
+ */
+export function terminalSafe(
+  text: string,
+  options: TerminalSafeOptions = {},
+): string {
+  if (!UNSAFE.test(text)) return text;
+  return text.replace(
+    SEQUENCE,
+    (found) => options.style === true && STYLE.test(found) ? found : "",
+  );
+}
+
+/**
+ * A copy of JSON-like data in which every string, object keys included, is
+ * {@linkcode terminalSafe}: for records that are formatted for people.
+ *
+ * @param value Data parsed from JSON (or shaped like it).
+ * @returns The data with terminal-safe strings; the input is not changed.
+ *
+ * @example Usage
+ * ```ts
+ * import { terminalSafeData } from "@prompt-runner/prompt-runner";
+ * import assert from "node:assert/strict";
+ *
+ * assert.deepEqual(
+ *   terminalSafeData({ author: "ada\x07", params: { text: ["\x1b[31mred"] } }),
+ *   { author: "ada", params: { text: ["red"] } },
+ * );
+ * ```
+ */
+export function terminalSafeData<T>(value: T): T {
+  return safeValue(value) as T;
+}
+
+function safeValue(value: unknown): unknown {
+  if (typeof value === "string") return terminalSafe(value);
+  if (Array.isArray(value)) return value.map(safeValue);
+  if (typeof value === "object" && value !== null) {
+    const copy: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) {
+      copy[terminalSafe(key)] = safeValue(item);
+    }
+    return copy;
+  }
+  return value;
+}
+
+/** Removes every escape sequence and control character but newline and tab. */
 export function stripAnsi(text: string): string {
-  return text.replace(ANSI, "");
+  return terminalSafe(text);
 }

@@ -9,6 +9,7 @@
 import type { RunEvent } from "../shared/events.ts";
 import type { ViewSettings } from "../shared/view.ts";
 import { BaseRenderer } from "./_base_renderer.ts";
+import type { RenderHandover } from "./renderer.ts";
 import { cut, field, flatten, size, splitLines } from "./_format.ts";
 import { runnerLine } from "./_runner_lines.ts";
 import { paint, type Style } from "./ansi.ts";
@@ -69,9 +70,9 @@ function stopReason(reason: unknown): string {
 export class CompactRenderer extends BaseRenderer {
   readonly mode = "compact" as const;
 
-  /** Creates a compact renderer for a view. */
-  constructor(view: ViewSettings) {
-    super(view);
+  /** Creates a compact renderer for a view, after a replaced one's handover. */
+  constructor(view: ViewSettings, handover?: RenderHandover) {
+    super(view, handover);
   }
 
   #line(text: string): string {
@@ -107,7 +108,6 @@ export class CompactRenderer extends BaseRenderer {
       case "message_streamed": {
         const kind = d.kind === "thinking" ? "thinking" : "text";
         const delta = String(d.delta ?? d.content ?? "").replace(/\n+/g, " ");
-        if (kind === "text") this.streamed = true;
         if (this.run === kind) {
           return kind === "thinking" ? paint(delta, "dim") : delta;
         }
@@ -117,10 +117,8 @@ export class CompactRenderer extends BaseRenderer {
           (kind === "thinking" ? paint(`~ ${delta}`, "dim") : `>> ${delta}`);
       }
       case "message_received": {
-        const streamed = this.streamed;
-        this.streamed = false;
         // Text already streamed is not printed twice.
-        if (streamed) return this.closeRun();
+        if (this.streamed) return this.closeRun();
         return this.#line(`msg ${cut(flatten(String(d.content ?? "")), 120)}`);
       }
       case "run_started":

@@ -6,16 +6,26 @@
 
 import type { ViewSettings } from "../shared/view.ts";
 import { CompactRenderer } from "./compact_renderer.ts";
-import type { Renderer } from "./renderer.ts";
+import type { Renderer, RenderHandover } from "./renderer.ts";
 import { StudioRenderer } from "./studio_renderer.ts";
 import { VerboseRenderer } from "./verbose_renderer.ts";
+
+/** Options for {@linkcode createRenderer}. */
+export interface CreateRendererOptions {
+  /**
+   * The handover of the renderer this one replaces mid-run (its
+   * `handover()`), so that what it showed is not shown again.
+   */
+  handover?: RenderHandover;
+}
 
 /**
  * Creates the renderer for a view's `log_mode`: `compact`, `verbose` or
  * `studio`. The renderer does no I/O; sinks write its text.
  *
  * @param view The view settings in force.
- * @returns A fresh renderer; it holds nothing from any earlier one.
+ * @param options The handover of a renderer this one replaces.
+ * @returns A fresh renderer; of an earlier one it knows only the handover.
  *
  * @example Usage
  * ```ts
@@ -30,13 +40,16 @@ import { VerboseRenderer } from "./verbose_renderer.ts";
  * assert.equal(stripAnsi(text), "[token_usage_updated] prompt=01 attempt=1 input_tokens=5 output_tokens=2\n");
  * ```
  */
-export function createRenderer(view: ViewSettings): Renderer {
+export function createRenderer(
+  view: ViewSettings,
+  options: CreateRendererOptions = {},
+): Renderer {
   switch (view.log_mode) {
     case "verbose":
-      return new VerboseRenderer(view);
+      return new VerboseRenderer(view, options.handover);
     case "studio":
-      return new StudioRenderer(view);
+      return new StudioRenderer(view, options.handover);
     default:
-      return new CompactRenderer(view);
+      return new CompactRenderer(view, options.handover);
   }
 }

@@ -4,9 +4,19 @@
  * @module
  */
 
-export { createRenderer } from "./create_renderer.ts";
-export type { Renderer } from "./renderer.ts";
-export { paint, stripAnsi, type Style } from "./ansi.ts";
+export {
+  createRenderer,
+  type CreateRendererOptions,
+} from "./create_renderer.ts";
+export type { OpenToolCall, Renderer, RenderHandover } from "./renderer.ts";
+export {
+  paint,
+  stripAnsi,
+  type Style,
+  terminalSafe,
+  terminalSafeData,
+  type TerminalSafeOptions,
+} from "./ansi.ts";
 export {
   logFileSink,
   ndjsonSink,

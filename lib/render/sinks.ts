@@ -7,7 +7,7 @@
  */
 
 import type { RunEvent } from "../shared/events.ts";
-import { stripAnsi } from "./ansi.ts";
+import { terminalSafe } from "./ansi.ts";
 
 /** Something that receives each event with its rendered text. */
 export interface RenderSink {
@@ -21,8 +21,8 @@ export interface RenderSink {
 export type WriteText = (text: string) => Promise<void>;
 
 /**
- * A sink for a terminal (or a pipe): rendered text, with ANSI styling kept
- * only when `color` is true.
+ * A sink for a terminal (or a pipe): rendered text, terminal-safe, with the
+ * renderer's ANSI styling kept only when `color` is true.
  */
 export function terminalSink(
   write: WriteText,
@@ -31,14 +31,14 @@ export function terminalSink(
   const out = (text: string): Promise<void> =>
     text === ""
       ? Promise.resolve()
-      : write(options.color ? text : stripAnsi(text));
+      : write(terminalSafe(text, { style: options.color }));
   return { event: (_event, text) => out(text), text: out };
 }
 
-/** A sink for a log file: rendered text with every escape code removed. */
+/** A sink for a log file: rendered text with every escape code and control removed. */
 export function logFileSink(write: WriteText): RenderSink {
   const out = (text: string): Promise<void> =>
-    text === "" ? Promise.resolve() : write(stripAnsi(text));
+    text === "" ? Promise.resolve() : write(terminalSafe(text));
   return { event: (_event, text) => out(text), text: out };
 }
 

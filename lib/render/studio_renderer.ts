@@ -11,6 +11,7 @@
 import type { RunEvent } from "../shared/events.ts";
 import type { ViewSettings } from "../shared/view.ts";
 import { BaseRenderer } from "./_base_renderer.ts";
+import type { RenderHandover } from "./renderer.ts";
 import { splitLines, truncatedMarker } from "./_format.ts";
 import { runnerLine } from "./_runner_lines.ts";
 import { paint, type Style } from "./ansi.ts";
@@ -33,11 +34,10 @@ export class StudioRenderer extends BaseRenderer {
   readonly mode = "studio" as const;
   #tokens = { input: 0, output: 0 };
   #sessionTools = 0;
-  #lastWasError = false;
 
-  /** Creates a studio renderer for a view. */
-  constructor(view: ViewSettings) {
-    super(view);
+  /** Creates a studio renderer for a view, after a replaced one's handover. */
+  constructor(view: ViewSettings, handover?: RenderHandover) {
+    super(view, handover);
   }
 
   /** Starts or continues a block of streamed text, indenting every line. */
@@ -101,8 +101,7 @@ export class StudioRenderer extends BaseRenderer {
   }
 
   protected renderEvent(event: RunEvent, context: RenderContext): string {
-    const afterError = this.#lastWasError;
-    this.#lastWasError = event.type === "error_occurred";
+    const afterError = this.previous === "error_occurred";
     const d = event.data;
     const runner = runnerLine(event, false);
     if (runner !== null) {
@@ -139,7 +138,6 @@ export class StudioRenderer extends BaseRenderer {
     }
     switch (event.type) {
       case "run_started": {
-        this.streamed = false;
         this.#tokens = { input: 0, output: 0 };
         this.#sessionTools = 0;
         const model = typeof d.model === "string" && d.model
@@ -152,14 +150,11 @@ export class StudioRenderer extends BaseRenderer {
         if (d.kind === "thinking") {
           return this.#stream("thinking", String(d.delta ?? ""));
         }
-        this.streamed = true;
         return this.#stream("text", String(d.delta ?? d.content ?? ""));
       }
       case "message_received": {
-        const streamed = this.streamed;
-        this.streamed = false;
         // Shown once: streamed text is not repeated; whole messages are shown.
-        if (streamed) return this.closeRun();
+        if (this.streamed) return this.closeRun();
         return this.closeRun() + this.#stream("text", String(d.content ?? "")) +
           this.closeRun();
       }

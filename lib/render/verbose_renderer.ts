@@ -8,6 +8,7 @@
 import type { RunEvent } from "../shared/events.ts";
 import type { ViewSettings } from "../shared/view.ts";
 import { BaseRenderer } from "./_base_renderer.ts";
+import type { RenderHandover } from "./renderer.ts";
 import { cut, kv, splitLines } from "./_format.ts";
 import { firstProblem } from "./_runner_lines.ts";
 import { paint, type Style } from "./ansi.ts";
@@ -36,9 +37,9 @@ function shorten(value: unknown): unknown {
 export class VerboseRenderer extends BaseRenderer {
   readonly mode = "verbose" as const;
 
-  /** Creates a verbose renderer for a view. */
-  constructor(view: ViewSettings) {
-    super(view);
+  /** Creates a verbose renderer for a view, after a replaced one's handover. */
+  constructor(view: ViewSettings, handover?: RenderHandover) {
+    super(view, handover);
   }
 
   #line(type: string, pairs: [string, unknown][]): string {

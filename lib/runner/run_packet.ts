@@ -1011,10 +1011,12 @@ class PacketRun {
     const replace = next.log_mode !== this.#view.log_mode;
     this.#view = next;
     if (replace) {
-      // A new renderer starts from nothing: what the old one held is dropped,
-      // but a line it left open is closed.
+      // A new renderer drops the old one's counters, but a line it left open
+      // is closed, and what it showed (a message that streamed, tool calls
+      // under way) is handed over so that nothing is shown twice.
+      const handover = this.#renderer.handover();
       await this.#writeText(this.#renderer.detach());
-      this.#renderer = createRenderer(next);
+      this.#renderer = createRenderer(next, { handover });
     } else {
       this.#renderer.setView(next);
     }
@@ -1191,8 +1193,9 @@ class PacketRun {
       writeAll(file, new TextEncoder().encode(text)).catch((error) => {
         throw environmentFailure(error, path);
       });
-    await write(header);
     this.#transcriptSink = logFileSink(write);
+    // Through the sink: the prompt text reaches the file without escapes too.
+    await this.#transcriptSink.text(header);
   }
 
   /**

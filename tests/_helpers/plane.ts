@@ -17,6 +17,7 @@ import type { LogEntry } from "../../lib/control/log_entry.ts";
 import type { Snapshot } from "../../lib/control/snapshot.ts";
 import type { EventType, RunEvent } from "../../lib/shared/events.ts";
 import type {
+  BoundaryCommand,
   PromptStartInfo,
   RunOpenInfo,
 } from "../../lib/shared/run_hooks.ts";
@@ -267,4 +268,26 @@ export async function stillPendingAfter(
   ]);
   clearTimeout(timer);
   return result === "pending";
+}
+
+/**
+ * Runs boundaries until no request is pending, and returns the commands
+ * they gave. A boundary does a bounded amount of request work (20 ms while
+ * events flow, 250 ms while idle), so on a loaded machine one may take only
+ * some of the requests waiting: a test must not count on one taking them all.
+ */
+export async function drainRequests(
+  plane: ControlPlane,
+  paths: ControlPaths,
+  idle = false,
+): Promise<BoundaryCommand[]> {
+  const commands: BoundaryCommand[] = [];
+  for (let n = 0; n < 1000; n++) {
+    commands.push(...await plane.boundary({ idle }));
+    const pending = (await listNames(paths.requests)).filter((name) =>
+      !name.startsWith(".")
+    );
+    if (pending.length === 0) return commands;
+  }
+  throw new Error("requests/ never drained");
 }

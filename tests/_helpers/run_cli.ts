@@ -29,19 +29,31 @@ export interface RunCliOptions {
   cwd?: string;
   /** Extra environment variables (NO_COLOR=1 is always set). */
   env?: Record<string, string>;
+  /** Variables removed from the inherited environment (`USER`, …). */
+  unsetEnv?: string[];
+  /** Deno flags added to the CLI's permissions (`--deny-read=…`). */
+  denoFlags?: string[];
+  /** Text for standard input (default: none, stdin is /dev/null). */
+  input?: string;
 }
 
 /** The argv that starts the CLI. */
-export function cliArgs(args: string[]): string[] {
-  return ["run", "--quiet", ...CLI_PERMISSIONS, MAIN, ...args];
+export function cliArgs(args: string[], denoFlags: string[] = []): string[] {
+  return ["run", "--quiet", ...CLI_PERMISSIONS, ...denoFlags, MAIN, ...args];
 }
 
-/** Runs the CLI to completion with no stdin and returns its output. */
+/** Runs the CLI to completion (with no stdin unless given) and returns its output. */
 export async function runCli(
   args: string[],
   options: RunCliOptions = {},
 ): Promise<CliResult> {
-  const output = await spawnCli(args, options).output();
+  const child = spawnCli(args, options, options.input !== undefined);
+  if (options.input !== undefined) {
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode(options.input));
+    await writer.close();
+  }
+  const output = await child.output();
   const decoder = new TextDecoder();
   return {
     code: output.code,
@@ -50,16 +62,32 @@ export async function runCli(
   };
 }
 
-/** Starts the CLI in the background, with stdout and stderr piped. */
+/** The CLI's environment: the test's, with NO_COLOR=1, the extras, less the unset. */
+function cliEnv(options: RunCliOptions): Record<string, string> {
+  const env: Record<string, string> = {
+    ...Deno.env.toObject(),
+    NO_COLOR: "1",
+    ...options.env,
+  };
+  for (const name of options.unsetEnv ?? []) delete env[name];
+  return env;
+}
+
+/**
+ * Starts the CLI in the background, with stdout and stderr piped, and stdin
+ * piped when asked (else /dev/null).
+ */
 export function spawnCli(
   args: string[],
   options: RunCliOptions = {},
+  pipeStdin = false,
 ): Deno.ChildProcess {
   return new Deno.Command(Deno.execPath(), {
-    args: cliArgs(args),
+    args: cliArgs(args, options.denoFlags),
     cwd: options.cwd ?? ROOT,
-    env: { NO_COLOR: "1", ...options.env },
-    stdin: "null",
+    env: cliEnv(options),
+    clearEnv: true,
+    stdin: pipeStdin ? "piped" : "null",
     stdout: "piped",
     stderr: "piped",
   }).spawn();

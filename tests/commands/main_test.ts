@@ -27,6 +27,17 @@ Deno.test("prompt_runner with an unknown command exits 2 and lists the commands"
   );
 });
 
+Deno.test("an error quoting hostile input shows it on stderr without escape sequences or controls", async () => {
+  const result = await runCli(["frob\x07\x1b]0;owned\x07\x1b[31mnicate\x9b2J"]);
+  assert.equal(result.code, 2);
+  assert.equal(
+    result.stderr.split("\n")[0],
+    'error: Unknown command "frobnicate"',
+  );
+  // deno-lint-ignore no-control-regex
+  assert.doesNotMatch(result.stderr, /[\x00-\x08\x0b-\x1f\x7f-\x9f]/);
+});
+
 Deno.test("prompt_runner --version prints the version from deno.json", async () => {
   const config = JSON.parse(
     await Deno.readTextFile(new URL("../../deno.json", import.meta.url)),

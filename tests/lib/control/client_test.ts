@@ -1,10 +1,13 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { ControlPlane } from "../../../lib/control/plane.ts";
-import type { ControlRequest } from "../../../lib/control/request.ts";
+import {
+  type ControlRequest,
+  MAX_REQUEST_BYTES,
+} from "../../../lib/control/request.ts";
 import { setView } from "../../../lib/control/set_view.ts";
 import { currentRun, snapshot } from "../../../lib/control/snapshot.ts";
-import { steer } from "../../../lib/control/steer.ts";
+import { MAX_STEER_BYTES, steer } from "../../../lib/control/steer.ts";
 import {
   NotFoundError,
   StateError,
@@ -262,6 +265,22 @@ Deno.test("steer() refuses empty text with a UsageError, writing nothing", async
     }
     assert.deepEqual(await listNames(root.paths.requests), []);
   });
+});
+
+Deno.test("steer() refuses a text over MAX_STEER_BYTES with a UsageError naming the limit before it looks at the run", async () => {
+  await using root = await makeControlRoot();
+  // No run at all: a size error comes first all the same.
+  for (const text of ["x".repeat(MAX_STEER_BYTES + 1), '"'.repeat(40_000)]) {
+    await assert.rejects(
+      steer(root.ref("run-a"), text),
+      isError(UsageError, (error) => {
+        assert.equal(error.code, "STEER_TOO_LARGE");
+        assert.match(error.message, /the limit is 61440 bytes$/);
+      }),
+    );
+  }
+  assert.equal(MAX_STEER_BYTES + 4096, MAX_REQUEST_BYTES);
+  assert.deepEqual(await listNames(root.paths.requests), []);
 });
 
 Deno.test("steer() refuses a prompt id that is not digits with a UsageError, writing nothing", async () => {

@@ -309,12 +309,6 @@ Deno.test("events() of a state root with no run fails with NotFoundError", async
   );
 });
 
-// BUG (lib/control/_tail.ts, LineTail.read): the tail keeps the bytes of a
-// partial line and reads on from its file position. When a resumed runner
-// truncates that torn line and writes the event again, the follower glues the
-// old head to the new line's tail: a chimera event (or a lost one when the
-// splice is not JSON). Ignored until LineTail re-reads from the end of the
-// last complete line instead of keeping the partial bytes.
 Deno.test({
   name:
     "events() follows a run resumed under the same run id after a crash left a torn line",

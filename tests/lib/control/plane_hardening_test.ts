@@ -12,6 +12,7 @@ import { log } from "../../../lib/control/read_log.ts";
 import { requestOutcome, writeRequest } from "../../../lib/control/request.ts";
 import { StateError } from "../../../lib/shared/errors.ts";
 import {
+  drainRequests,
   listNames,
   logEntriesOf,
   makeControlRoot,
@@ -82,7 +83,7 @@ Deno.test("outcomes/ replaced by a directory link mid-run: receipts stay inside 
         .request_id,
     );
   }
-  await plane.boundary({ idle: true });
+  await drainRequests(plane, root.paths, true);
   assert.deepEqual(await canaryNames(canary), ["bait.txt"]);
   assert.ok((await Deno.lstat(root.paths.outcomes)).isDirectory);
   for (const id of ids) {
@@ -162,7 +163,7 @@ Deno.test("a request file with a 250-byte name gets its receipt and log line, an
   const { request_id } = await writeRequest(root.ref("run-a"), "set_view", {
     thinking: "hide",
   });
-  const applied = await plane.boundary({ idle: true });
+  const applied = await drainRequests(plane, root.paths, true);
   assert.equal(applied.length, 2);
   assert.deepEqual(await listNames(root.paths.requests), []);
   const longId = long.slice(0, -5);
@@ -185,8 +186,7 @@ Deno.test("request names that collide after sanitising each get their own receip
       requestJson(name, "run-a", "set_view", { diff: "none" }),
     );
   }
-  await plane.boundary({ idle: true });
-  assert.deepEqual(await listNames(root.paths.requests), []);
+  await drainRequests(plane, root.paths, true);
   const receipts = await listNames(root.paths.outcomes);
   assert.equal(receipts.length, names.length, receipts.join());
   for (const name of names) {

@@ -2,11 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { events } from "../../../lib/control/follow_events.ts";
 import type { LogEntry } from "../../../lib/control/log_entry.ts";
-import type { ControlPaths } from "../../../lib/control/paths.ts";
-import {
-  type ControlPlane,
-  MAX_REQUEST_BYTES,
-} from "../../../lib/control/plane.ts";
+import { MAX_REQUEST_BYTES } from "../../../lib/control/plane.ts";
 import { writeRequest } from "../../../lib/control/request.ts";
 import type { Snapshot } from "../../../lib/control/snapshot.ts";
 import type {
@@ -15,6 +11,7 @@ import type {
 } from "../../../lib/shared/run_hooks.ts";
 import { DEFAULT_VIEW } from "../../../lib/shared/view.ts";
 import {
+  drainRequests,
   listNames,
   logEntriesOf,
   makeControlRoot,
@@ -100,26 +97,6 @@ async function exists(path: string): Promise<boolean> {
 
 function steerCommands(commands: BoundaryCommand[]): SteerCommand[] {
   return commands.filter((c): c is SteerCommand => c.command === "steer");
-}
-
-/**
- * Runs busy boundaries until no request is pending. A busy boundary works
- * for at most 20 ms, so on a loaded machine one may take only some of the
- * requests waiting: a test must not count on a single one taking them all.
- */
-async function busyBoundaries(
-  plane: ControlPlane,
-  paths: ControlPaths,
-): Promise<BoundaryCommand[]> {
-  const commands: BoundaryCommand[] = [];
-  for (let n = 0; n < 100; n++) {
-    commands.push(...await plane.boundary({ idle: false }));
-    const pending = (await listNames(paths.requests)).filter((name) =>
-      !name.startsWith(".")
-    );
-    if (pending.length === 0) break;
-  }
-  return commands;
 }
 
 // --- open and close -------------------------------------------------------
@@ -351,7 +328,7 @@ Deno.test("openPlane() with the same run id replays the view changes its earlier
   const first = await root.open("run-a");
   await writeRequest(root.ref("run-a"), "set_view", { tool_output: "full" });
   await writeRequest(root.ref("run-a"), "set_view", { thinking: "hide" });
-  assert.equal((await first.boundary({ idle: true })).length, 2);
+  assert.equal((await drainRequests(first, root.paths, true)).length, 2);
   await first.close("interrupted");
 
   const second = await root.open("run-a");
@@ -509,7 +486,7 @@ Deno.test("boundary() returns two set_view requests in the order they were writt
   const second = await writeRequest(root.ref("run-a"), "set_view", {
     tool_output: "none",
   });
-  const commands = await plane.boundary({ idle: true });
+  const commands = await drainRequests(plane, root.paths, true);
   assert.deepEqual(
     commands.map((c) => [c.request_id, c.command === "set_view" && c.view]),
     [
@@ -909,7 +886,7 @@ Deno.test("boundary() counts accepted-and-pending steers against the budget: 4 s
         .request_id,
     );
   }
-  const commands = steerCommands(await busyBoundaries(plane, root.paths));
+  const commands = steerCommands(await drainRequests(plane, root.paths));
   assert.deepEqual(commands.map((c) => c.request_id), ids.slice(0, 3));
   for (const id of ids.slice(0, 3)) {
     assert.deepEqual(
@@ -985,7 +962,7 @@ Deno.test("steerSettled() of a refused steer logs it rejected and frees its budg
   for (let n = 1; n <= 3; n++) {
     await writeRequest(root.ref("run-a"), "steer", { text: `steer ${n}` });
   }
-  const accepted = steerCommands(await busyBoundaries(plane, root.paths));
+  const accepted = steerCommands(await drainRequests(plane, root.paths));
   assert.equal(accepted.length, 3);
   await plane.steerSettled({
     command: accepted[0]!,
@@ -1025,7 +1002,7 @@ Deno.test("promptStarted() carries the steers delivered to a prompt into its nex
     await writeRequest(root.ref("run-a"), "steer", { text: `steer ${n}` });
   }
   for (
-    const command of steerCommands(await busyBoundaries(plane, root.paths))
+    const command of steerCommands(await drainRequests(plane, root.paths))
   ) {
     await plane.steerSettled({
       command,
@@ -1113,7 +1090,7 @@ Deno.test("openPlane() with the same run id gives accepted-but-undelivered steer
     await writeRequest(root.ref("run-a"), "steer", { text });
   }
   const [delivered, recorded, unsent] = steerCommands(
-    await first.boundary({ idle: false }),
+    await drainRequests(first, paths),
   );
   assert.ok(delivered && recorded && unsent);
   await first.steerSettled({
@@ -1299,12 +1276,6 @@ Deno.test("openPlane() keeps the snapshot's heartbeat fresh while nothing happen
   await plane.close("completed");
 });
 
-// BUG (lib/control/plane.ts:346 and :401): #finishOrphanedSteers only counts
-// interventions of the run being opened, so a steer delivered by an earlier
-// run id (killed after recording the intervention, before logging it) gets a
-// final "rejected" entry although the agent received it. Fix: collect the
-// delivered request ids of every run's intervention records and drop the
-// `entry.run_id === this.#runId` condition.
 Deno.test({
   name:
     "openPlane() of a new run logs applied a steer whose intervention a killed runner recorded",
@@ -1342,11 +1313,6 @@ Deno.test({
   },
 });
 
-// BUG (lib/control/plane.ts:841-890): steerSettled() writes the intervention
-// record and the log entry in one try block, so a failed intervention write
-// leaves a delivered steer without its final log entry (and the next open
-// then logs it "rejected"). Fix: log "applied" in its own try, noting in the
-// reason that the intervention record could not be written.
 Deno.test({
   name:
     "steerSettled() still logs a delivered steer applied when its intervention record cannot be written",
@@ -1378,13 +1344,6 @@ Deno.test({
   },
 });
 
-// BUG / design gap (lib/control/plane.ts:207): open() only continues a run
-// whose id is the current snapshot's. `run --run-id ID` promises "a resumed
-// run keeps its events, budgets and audit trail", but after another run took
-// the state root the reused id starts again at seq 1 with a fresh steer
-// budget and no replayed view. Fix: when events/<id>.jsonl exists, read
-// last_seq from it, and replay view and delivered steers from log.jsonl and
-// interventions/ for that run id (not only when it is the current run).
 Deno.test({
   name:
     "openPlane() with a run id an intervening run displaced keeps its seq and its steer budget",

@@ -126,10 +126,6 @@ Deno.test("parseFrontMatter() refuses a key given twice", () => {
 
 Deno.test({
   name: "parseFrontMatter() names the line of the file where the YAML error is",
-  // BUG: front_matter.ts yamlProblem() adds 1 to error.linePos[0].line,
-  // which the yaml package already counts from 1; parseFrontMatter() then
-  // adds 1 for the opening --- line. The duplicate key on line 3 of the file
-  // is reported as line 4.
   fn(): void {
     const message = usageError(() =>
       parseFrontMatter("---\nname: a\nname: b\n---\nbody\n", FILE)
@@ -264,10 +260,6 @@ Deno.test("setFrontMatterKey() adds a key to an empty block", () => {
 Deno.test({
   name:
     "setFrontMatterKey() leaves an empty block as it is when removing a key",
-  // BUG: front_matter.ts setFrontMatterKey() calls document.delete() on an
-  // empty YAML document, which throws the yaml package's plain Error
-  // "Expected a YAML collection as document contents" instead of doing
-  // nothing.
   fn(): void {
     const text = "---\n---\nBody\n";
     assert.equal(setFrontMatterKey(text, "model", undefined, FILE), text);
@@ -286,9 +278,6 @@ Deno.test("setFrontMatterKey() keeps a byte order mark and the trailing blanks o
 
 Deno.test({
   name: "setFrontMatterKey() keeps the other keys as written",
-  // BUG: front_matter.ts re-serialises the whole block with
-  // document.toString(), which pads flow collections ("[a.md]" becomes
-  // "[ a.md ]"): the doc comment promises to keep every other byte.
   fn(): void {
     const text = "---\nverify:\n  files_exist: [a.md, {path: b.md}]\n---\nB\n";
     assert.equal(
@@ -300,8 +289,6 @@ Deno.test({
 
 Deno.test({
   name: "setFrontMatterKey() keeps CRLF line endings in a CRLF front matter",
-  // BUG: document.toString() always writes "\n", so a CRLF file comes back
-  // with LF lines inside its front matter and CRLF everywhere else.
   fn(): void {
     assert.equal(
       setFrontMatterKey("---\r\nname: a\r\n---\r\nB\r\n", "model", "x", FILE),

@@ -5,7 +5,11 @@ import {
   runPacket,
   type RunResult,
 } from "../../../lib/runner/mod.ts";
-import type { RunEvent } from "../../../lib/shared/mod.ts";
+import type {
+  BoundaryCommand,
+  RunEvent,
+  ViewSettings,
+} from "../../../lib/shared/mod.ts";
 import { makePacket, promptFile } from "../../_helpers/temp_packet.ts";
 
 async function runCollecting(
@@ -435,4 +439,99 @@ Deno.test("runPacket() records the session's failure when the provider cannot st
       e.type === "error_occurred" && e.data.error_code === "start_failed"
     ),
   );
+});
+
+/**
+ * Runs a packet in memory, capturing its rendered output; the hooks hand out
+ * one set_view at the first boundary after an event `when` picks.
+ */
+async function runSwitching(
+  dir: string,
+  view: Partial<ViewSettings>,
+  when: (event: RunEvent) => boolean,
+  initial: Partial<ViewSettings> = {},
+): Promise<string> {
+  const chunks: string[] = [];
+  let last: RunEvent | null = null;
+  let sent = false;
+  const result = await runPacket(dir, {
+    stateRoot: null,
+    view: initial,
+    output: {
+      write(text: string): Promise<void> {
+        chunks.push(text);
+        return Promise.resolve();
+      },
+    },
+    hooks: {
+      observe(event: RunEvent): Promise<void> {
+        last = event;
+        return Promise.resolve();
+      },
+      boundary(): Promise<BoundaryCommand[]> {
+        if (sent || last === null || !when(last)) return Promise.resolve([]);
+        sent = true;
+        return Promise.resolve([{
+          command: "set_view",
+          view,
+          request_id: "r",
+          author: "ada",
+        }]);
+      },
+    },
+  });
+  assert.equal(result.status, "completed");
+  assert.ok(sent, "the view change was handed out");
+  return chunks.join("");
+}
+
+Deno.test("runPacket() shows a message once when a log_mode switch lands between its streamed text and its message_received", async () => {
+  await using packet = await makePacket({
+    prompts: {
+      "01_talk.prompt.md": promptFile(`simulate:
+  attempts:
+    - messages: [m01, m02, m03]`),
+    },
+  });
+  for (const [from, to] of [["compact", "studio"], ["studio", "compact"]]) {
+    const output = await runSwitching(
+      packet.dir,
+      { log_mode: to as ViewSettings["log_mode"] },
+      (event) =>
+        event.type === "message_streamed" && event.data.delta === "m02",
+      { log_mode: from as ViewSettings["log_mode"] },
+    );
+    const lines = output.split("\n");
+    for (const name of ["m01", "m02", "m03"]) {
+      const shown = lines.filter((line) =>
+        line === `>> ${name}` || line === `  ${name}` ||
+        line === `msg ${name}`
+      );
+      assert.equal(
+        shown.length,
+        1,
+        `${from} → ${to}: ${name} shown once, found ${shown.length} in\n${output}`,
+      );
+    }
+  }
+});
+
+Deno.test("runPacket() writes a transcript whose prompt text carries no escape sequence or control character", async () => {
+  await using packet = await makePacket({
+    prompts: {
+      "01_hostile.prompt.md": promptFile(
+        "simulate: {attempts: [{messages: [ok]}]}",
+        "Do it.\x07 \x1b]0;owned\x07 \x1b[31mred\x1b[0m \x9b2J tab\there\n",
+      ),
+    },
+  });
+  const { result } = await runCollecting(packet.dir);
+  assert.equal(result.status, "completed");
+  const state = await readState(packet.stateRoot);
+  const transcript = await Deno.readTextFile(
+    join(packet.stateRoot, state.prompts["01"]!.attempts[0]!.transcript!),
+  );
+  assert.match(transcript, /--- prompt text ---\nDo it\. +red +tab\there\n/);
+  // deno-lint-ignore no-control-regex
+  assert.doesNotMatch(transcript, /[\x00-\x08\x0b-\x1f\x7f-\x9f]/);
 });

@@ -344,10 +344,6 @@ Deno.test("checkChangedPaths() resolves entries from a cwd below the top of the 
 Deno.test({
   name:
     "checkChangedPaths() allows the paths it names when the scope reaches the repo through a symlink",
-  // BUG: changed_paths.ts makes allowed paths relative to git's real top
-  // (`relative(git.top, path)`) without resolving symlinks in the scope's
-  // paths, so every allowed entry becomes "../link/…" and matches nothing.
-  // On macOS every temp dir (/var → /private/var) goes through a symlink.
   async fn(): Promise<void> {
     await using ws = await workspace();
     const link = join(ws.root, "app-link");
@@ -363,8 +359,6 @@ Deno.test({
 
 Deno.test({
   name: "checkChangedPaths() skips an ignored root reached through a symlink",
-  // BUG: same cause as above: isIgnored() compares git's real paths with
-  // the scope's unresolved ignore roots.
   async fn(): Promise<void> {
     await using ws = await workspace();
     const link = join(ws.root, "app-link");
@@ -381,8 +375,6 @@ Deno.test({
 
 Deno.test({
   name: 'checkChangedPaths() lets "." allow every path of the work tree',
-  // BUG: relative(git.top, top) is "", and allowedBy() never matches "",
-  // so "." (or "./", or "app:.") allows nothing instead of everything.
   async fn(): Promise<void> {
     await using ws = await workspace();
     await write(join(ws.app, "NOTES.md"), "notes\n");

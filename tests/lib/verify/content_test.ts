@@ -108,8 +108,6 @@ Deno.test("checkContains() reports a fault when the file cannot be read", async 
 Deno.test({
   name:
     "checkContains() fails, not faults, when a parent of the path is a regular file",
-  // BUG: content.ts read() treats NotADirectory (ENOTDIR) as "cannot read",
-  // but a file under a regular file certainly does not exist.
   async fn(): Promise<void> {
     await using ws = await workspace();
     const [item] = await checkContains(

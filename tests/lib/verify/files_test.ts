@@ -77,8 +77,6 @@ Deno.test("checkFilesExist() reports a fault when the path cannot be examined", 
 Deno.test({
   name:
     "checkFilesExist() fails, not faults, when a parent of the path is a regular file",
-  // BUG: files.ts exists() treats NotADirectory (ENOTDIR) as "cannot check",
-  // but a path under a regular file certainly does not exist.
   async fn(): Promise<void> {
     await using ws = await workspace();
     const [item] = await checkFilesExist(["NOTES.md/x"], ws.scope);
@@ -183,8 +181,6 @@ Deno.test("checkFilesAbsent() reports a fault when the path cannot be examined",
 Deno.test({
   name:
     "checkFilesAbsent() passes, not faults, when a parent of the path is a regular file",
-  // BUG: files.ts exists() treats NotADirectory (ENOTDIR) as "cannot check",
-  // but a path under a regular file certainly does not exist.
   async fn(): Promise<void> {
     await using ws = await workspace();
     const [item] = await checkFilesAbsent(["NOTES.md/x"], ws.scope);
