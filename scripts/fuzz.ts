@@ -142,6 +142,7 @@ async function makeCanary(dir: string): Promise<void> {
   await Deno.writeTextFile(join(dir, "dir", "inner.txt"), "inner canary\n");
   await Deno.writeTextFile(join(dir, "dir", "sub", "deep.json"), "{}\n");
   await Deno.writeTextFile(join(dir, "log.jsonl"), "");
+  await Deno.writeTextFile(join(dir, "hardlink-target.txt"), "hard canary\n");
 }
 
 // ---------------------------------------------------------------------------
@@ -217,6 +218,7 @@ interface Fuzz {
   unrepresentable: string[];
   byKind: Map<string, number>;
   plants: { path: string; target: string }[];
+  hardPlants: { path: string; target: string }[];
   runId: string | null;
   previousRunId: string | null;
   stop: boolean;
@@ -617,8 +619,17 @@ async function holdsLink(dir: string): Promise<boolean> {
   return false;
 }
 
-/** Plants a link at `path` (moving what is there to `saved/`), unless a planted one is still there. */
-async function plant(fuzz: Fuzz, path: string, target: string): Promise<void> {
+/**
+ * Plants a link at `path` (moving what is there to `saved/`), unless a
+ * planted one is still there: a symbolic link, or with `hard` a hard link
+ * to a canary file.
+ */
+async function plant(
+  fuzz: Fuzz,
+  path: string,
+  target: string,
+  hard = false,
+): Promise<void> {
   // Never through a link planted earlier: that would write into the canary.
   let parent = fuzz.stateRoot;
   for (const part of relative(fuzz.stateRoot, path).split("/").slice(0, -1)) {
@@ -629,6 +640,7 @@ async function plant(fuzz: Fuzz, path: string, target: string): Promise<void> {
   for (let tries = 0; tries < 5; tries++) {
     const info = await lstatOrNull(path);
     if (info?.isSymlink) return; // The last one is still waiting for the runner.
+    if (info?.isFile && (info.nlink ?? 1) > 1) return; // So is a hard one.
     if (info?.isDirectory && await holdsLink(path)) {
       return; // Moving it would move a planted link the runner has not reached.
     }
@@ -645,6 +657,11 @@ async function plant(fuzz: Fuzz, path: string, target: string): Promise<void> {
       }
     }
     try {
+      if (hard) {
+        await Deno.link(target, path);
+        fuzz.hardPlants.push({ path: relative(fuzz.stateRoot, path), target });
+        return;
+      }
       await Deno.symlink(target, path);
       fuzz.plants.push({ path: relative(fuzz.stateRoot, path), target });
       return;
@@ -686,6 +703,20 @@ async function planter(fuzz: Fuzz): Promise<void> {
       [join(root, "logs", runId, `${prompt}-attempt-1.log`), fileTarget],
       [join(root, "logs", runId), dirTarget],
     ];
+    if (rng.chance(0.15)) {
+      // A hard link is no symbolic link: only the canary can tell whether the
+      // runner writes through it.
+      const [path] = rng.pick([choices[0]!, choices[3]!]);
+      try {
+        await plant(fuzz, path, join(fuzz.canary, "hardlink-target.txt"), true);
+      } catch (error) {
+        fuzz.violations.add(
+          "harness",
+          `planting a hard link at ${path}: ${(error as Error).message}`,
+        );
+      }
+      continue;
+    }
     const [path, target] = rng.pick(choices);
     try {
       await plant(fuzz, path, target);
@@ -1102,6 +1133,7 @@ async function main(): Promise<number> {
       unrepresentable: [],
       byKind: new Map(),
       plants: [],
+      hardPlants: [],
       runId: null,
       previousRunId: null,
       stop: false,
@@ -1186,6 +1218,10 @@ async function main(): Promise<number> {
     const kinds = [...fuzz.byKind].sort((a, b) => b[1] - a[1]).map(([k, n]) =>
       `${k} ${n}`
     ).join(", ");
+    const hardPaths = new Map<string, number>();
+    for (const { path } of fuzz.hardPlants) {
+      hardPaths.set(path, (hardPaths.get(path) ?? 0) + 1);
+    }
     const plantPaths = new Map<string, number>();
     for (const { path } of fuzz.plants) {
       const key = path.replace(/^logs\/[^/]+/, "logs/<run>");
@@ -1194,9 +1230,9 @@ async function main(): Promise<number> {
     console.log(
       `fuzz: ${elapsed} s, ${runs.length} runs, ${
         formatCount(fuzz.dropped.length)
-      } request files dropped, ${fuzz.plants.length} links planted, violations: ${
-        formatCount(v.count)
-      }`,
+      } request files dropped, ${
+        fuzz.plants.length + fuzz.hardPlants.length
+      } links planted, violations: ${formatCount(v.count)}`,
     );
     console.log(`  files by kind: ${kinds}`);
     console.log(
@@ -1209,7 +1245,9 @@ async function main(): Promise<number> {
     console.log(
       `  links planted: ${
         [...plantPaths].map(([k, n]) => `${k} ${n}`).join(", ") || "none"
-      }; moved aside and logged ${links.movedAside}, replaced by an atomic rename ${links.replaced}, never reached ${links.untouched}`,
+      }; moved aside and logged ${links.movedAside}, replaced by an atomic rename ${links.replaced}, never reached ${links.untouched}; hard links: ${
+        [...hardPaths].map(([k, n]) => `${k} ${n}`).join(", ") || "none"
+      }`,
     );
     console.log(
       `  names not representable: ${fuzz.unrepresentable.length} not UTF-8 (left in requests/, ${

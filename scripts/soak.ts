@@ -1381,7 +1381,10 @@ async function killer(
     soak.counts.kills++;
     // Now and then the runner stays dead past the followers' heartbeat
     // window, so they exit 5 and restart, and writers meet a gone runner.
-    const pause = soak.counts.kills % 8 === 2 ? rng.between(5500, 7000) : 0;
+    let pause = soak.counts.kills % 8 === 2 ? rng.between(5500, 7000) : 0;
+    // Never at the cost of the kills still due before the deadline.
+    const due = kills - soak.counts.kills;
+    if (deadline - Date.now() - pause < Math.max(1, due) * 2500) pause = 0;
     soak.progress(
       `kill ${soak.counts.kills} after ${
         ((Date.now() - runner.startedAt) / 1000).toFixed(1)

@@ -231,6 +231,48 @@ Deno.test("the soak's checks pass a clean run and fire on each planted violation
     );
 
     await t.step(
+      "more steers delivered than the budget fires 'steer budget'",
+      async () => {
+        const root = await planted((r) =>
+          editJsonl(join(r, "interventions", "01.jsonl"), (lines) => {
+            const record = JSON.parse(lines[0]!);
+            return [
+              ...lines,
+              ...Array.from(
+                { length: MAX_STEERS },
+                (_, i) =>
+                  JSON.stringify({ ...record, request_id: `extra-${i}` }),
+              ),
+            ];
+          })
+        );
+        const v = await audit(fixture, root);
+        assert.equal(v.countOf("steer budget"), 1, v.report().join("\n"));
+      },
+    );
+
+    await t.step(
+      "a receipt that disagrees with the log fires 'receipt agrees with log'",
+      async () => {
+        const [id] = [...fixture.acked].find(([, c]) => c === "set_view")!;
+        const root = await planted(async (r) => {
+          const path = join(r, "control", "outcomes", `${id}.json`);
+          const receipt = JSON.parse(await Deno.readTextFile(path));
+          await Deno.writeTextFile(
+            path,
+            JSON.stringify({ ...receipt, outcome: "rejected" }),
+          );
+        });
+        const v = await audit(fixture, root);
+        assert.equal(
+          v.countOf("receipt agrees with log"),
+          1,
+          v.report().join("\n"),
+        );
+      },
+    );
+
+    await t.step(
       "a gap in attempt numbers fires 'attempts numbered'; one left running fires 'attempts settled'",
       async () => {
         for (
