@@ -967,12 +967,13 @@ export interface LinkCheck {
 
 /**
  * Every link the runner moved aside (`NAME.link-refused-TIME`) has its
- * `link_refused` log entry; every planted link is accounted for (moved
- * aside, replaced by an atomic rename, or never reached).
+ * `link_refused` log entry; every planted link (symbolic, or `hard`) is
+ * accounted for (moved aside, replaced by an atomic rename, or never
+ * reached).
  */
 export async function checkLinks(
   stateRoot: string,
-  plants: readonly { path: string; target: string }[],
+  plants: readonly { path: string; target: string; hard?: boolean }[],
   log: readonly Record<string, unknown>[],
   violations: Violations,
 ): Promise<LinkCheck> {
@@ -1006,7 +1007,12 @@ export async function checkLinks(
         );
       }
     }
-    const still = (await lstatOrNull(join(stateRoot, path)))?.isSymlink ? 1 : 0;
+    const now = await lstatOrNull(join(stateRoot, path));
+    const still = now?.isSymlink ||
+        (now?.isFile && (now.nlink ?? 1) > 1 &&
+          plants.some((p) => p.path === path && p.hard))
+      ? 1
+      : 0;
     const replaced = planted - aside.length - still;
     if (replaced < 0) {
       violations.add(
@@ -1180,10 +1186,12 @@ async function main(): Promise<number> {
       }
       for (const line of run.stderr.split("\n")) {
         if (line.trim() === "") continue;
-        if (/^warning: control plane: .* was a symbolic link/.test(line)) {
+        if (
+          /^warning: control plane: .* was a (symbolic|hard) link/.test(line)
+        ) {
           continue;
         }
-        if (/^warning: .*symbolic link.*moved aside/.test(line)) continue;
+        if (/^warning: .* was a link; it was moved aside/.test(line)) continue;
         v.add("runner output", `run ${run.runId}: ${line.slice(0, 300)}`);
       }
     }
@@ -1204,7 +1212,15 @@ async function main(): Promise<number> {
       records,
       v,
     );
-    const links = await checkLinks(stateRoot, fuzz.plants, records.log, v);
+    const links = await checkLinks(
+      stateRoot,
+      [
+        ...fuzz.plants,
+        ...fuzz.hardPlants.map((plant) => ({ ...plant, hard: true })),
+      ],
+      records.log,
+      v,
+    );
     // A name that is not UTF-8 cannot be read or removed through Deno: its
     // rejection names the problem and it stays.
     const unexplained = checkUnrepresentable(

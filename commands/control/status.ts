@@ -4,7 +4,7 @@
  * @module
  */
 
-import { type Snapshot, snapshot } from "../../lib/control/mod.ts";
+import { currentSnapshot, type Snapshot } from "../../lib/control/mod.ts";
 import { paint, terminalSafe, terminalSafeData } from "../../lib/render/mod.ts";
 import { readRunLock } from "../../lib/shared/mod.ts";
 import type { Command, CommandContext } from "../_context.ts";
@@ -62,7 +62,9 @@ async function status(
   });
   if (parsed === null) return 0;
   const { args, ref } = parsed;
-  const stored = await snapshot(ref);
+  // One read of the newest run's snapshot: a poll that lands as one run
+  // hands the state root to the next shows the next, never a stale error.
+  const stored = await currentSnapshot(ref.state_root);
   if (args.values.json) {
     await context.stdout.json(stored);
     return 0;
@@ -72,7 +74,8 @@ async function status(
   let gone = false;
   if (current.status === "running") {
     const lock = await readRunLock(ref.state_root);
-    gone = lock === null || !lock.alive || lock.info?.run_id !== ref.run_id;
+    gone = lock === null || !lock.alive ||
+      lock.info?.run_id !== stored.run_id;
   }
   const age = Date.now() - Date.parse(current.updated_at);
   const rows: [string, string][] = [

@@ -7,7 +7,7 @@
 
 import { join } from "node:path";
 import { NotFoundError, RunLostError, StateError } from "../shared/errors.ts";
-import { checkPath } from "../shared/files.ts";
+import { openExisting } from "../shared/files.ts";
 import type { RunEvent } from "../shared/events.ts";
 import { followedRunState, runnerGoneError } from "./_liveness.ts";
 import { DirWaker, LineTail } from "./_tail.ts";
@@ -44,21 +44,18 @@ async function openIfExists(
   path: string,
   ref: RunRef,
 ): Promise<Deno.FsFile | null> {
-  const info = await checkPath(ref.state_root, path);
-  if (info === null) return null;
-  if (!info.isFile) {
-    throw new StateError(
-      `Cannot read the events of run ${ref.run_id}: "${path}" is not a file`,
-      {
-        code: "EVENTS_UNREADABLE",
-        hint: "Move it aside; the runner writes a new one",
-      },
-    );
-  }
   try {
-    return await Deno.open(path, { read: true });
+    return await openExisting(path, { within: ref.state_root });
   } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return null;
+    if (error instanceof StateError && error.code === "NOT_A_FILE") {
+      throw new StateError(
+        `Cannot read the events of run ${ref.run_id}: "${path}" is not a file`,
+        {
+          code: "EVENTS_UNREADABLE",
+          hint: "Move it aside; the runner writes a new one",
+        },
+      );
+    }
     throw error;
   }
 }

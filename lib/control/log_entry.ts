@@ -9,7 +9,7 @@ import {
   ensurePrivateDir,
   readTextIfExists,
 } from "../shared/files.ts";
-import { StateError } from "../shared/errors.ts";
+import { LinkRefusedError, StateError } from "../shared/errors.ts";
 import type { ControlPaths } from "./paths.ts";
 
 /** How the plane answered a command. */
@@ -71,9 +71,12 @@ export async function readLogFile(paths: ControlPaths): Promise<LogEntry[]> {
   try {
     text = await readTextIfExists(paths.log, { within: paths.root });
   } catch (error) {
-    if (error instanceof StateError) throw error;
+    if (error instanceof LinkRefusedError) throw error;
+    const problem = error instanceof StateError && error.code === "NOT_A_FILE"
+      ? "it is not a regular file"
+      : (error as Error).message;
     throw new StateError(
-      `Cannot read the log "${paths.log}": ${(error as Error).message}`,
+      `Cannot read the log "${paths.log}": ${problem}`,
       { code: "LOG_UNREADABLE", cause: error },
     );
   }

@@ -7,7 +7,12 @@
  */
 
 export { type ControlPaths, controlPaths, type RunRef } from "./paths.ts";
-export { currentRun, type Snapshot, snapshot } from "./snapshot.ts";
+export {
+  currentRun,
+  currentSnapshot,
+  type Snapshot,
+  snapshot,
+} from "./snapshot.ts";
 export { type LogEntry, type Outcome } from "./log_entry.ts";
 export { followLog, type FollowLogOptions, log } from "./read_log.ts";
 export {

@@ -13,11 +13,13 @@ import { basename, join } from "node:path";
 import { LinkRefusedError } from "../shared/errors.ts";
 import type { RunEvent, RunStatus } from "../shared/events.ts";
 import {
+  anchored,
   appendLine,
   checkPath,
   ensurePrivateDir,
   moveLinkAside,
   openAppend,
+  openExisting,
   readTextIfExists,
   removeStaleTemps,
   repairTornTail,
@@ -117,6 +119,23 @@ function errorKind(error: unknown): string {
   return typeof code === "string" ? code : error.name;
 }
 
+/** No request needs more levels than this; a deeper one is refused unread. */
+const MAX_NESTING = 32;
+
+/** How deeply arrays and objects nest in a value (without recursion). */
+function nestingDepth(value: unknown): number {
+  let deepest = 0;
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop()!;
+    if (typeof item !== "object" || item === null) continue;
+    deepest = Math.max(deepest, depth + 1);
+    if (deepest > MAX_NESTING) return deepest;
+    for (const child of Object.values(item)) stack.push([child, depth + 1]);
+  }
+  return deepest;
+}
+
 /** A request's params as they can be logged (a value JSON cannot write is not). */
 function loggable(
   params: Record<string, unknown>,
@@ -133,9 +152,11 @@ function loggable(
   }
 }
 
-/** Reads at most `limit` + 1 bytes of a file. */
-async function readCapped(path: string, limit: number): Promise<Uint8Array> {
-  const file = await Deno.open(path, { read: true });
+/** Reads at most `limit` + 1 bytes of an open file, and closes it. */
+async function readCapped(
+  file: Deno.FsFile,
+  limit: number,
+): Promise<Uint8Array> {
   try {
     const buffer = new Uint8Array(limit + 1);
     let size = 0;
@@ -250,26 +271,39 @@ export class ControlPlane implements RunHooks {
    * once, and logged with the reason.
    */
   async linkRefused(refusal: LinkRefusal): Promise<void> {
-    const reason = `${JSON.stringify(refusal.path)} was a symbolic link${
-      refusal.target === null ? "" : ` to ${JSON.stringify(refusal.target)}`
-    }; links in a state root are never followed, so it was moved aside to ${
+    const what = refusal.kind === "hard"
+      ? "a hard link (a file also named somewhere else)"
+      : `a symbolic link${
+        refusal.target === null ? "" : ` to ${JSON.stringify(refusal.target)}`
+      }`;
+    const reason = `${
+      JSON.stringify(refusal.path)
+    } was ${what}; links in a state root are never followed, so it was moved aside to ${
       JSON.stringify(basename(refusal.moved_to))
     }`;
     await this.#warn(`link:${refusal.path}`, reason);
     try {
-      await appendLogEntry(this.#paths, {
-        run_id: this.#runId,
-        request_id: null,
-        command: "link_refused",
-        params: { ...refusal },
-        author: "runner",
-        outcome: "rejected",
-        reason,
-        prompt_id: this.#current,
-        attempt: this.#snapshot?.attempt ?? null,
-      });
-    } catch {
-      // The warning stands; the log may be the next thing moved aside.
+      // Through the guard: the log itself may be the next link moved aside.
+      await this.#guard(
+        () =>
+          appendLogEntry(this.#paths, {
+            run_id: this.#runId,
+            request_id: null,
+            command: "link_refused",
+            params: { ...refusal },
+            author: "runner",
+            outcome: "rejected",
+            reason,
+            prompt_id: this.#current,
+            attempt: this.#snapshot?.attempt ?? null,
+          }),
+        this.#paths.dir,
+      );
+    } catch (error) {
+      await this.#warn(
+        `link-log:${errorKind(error)}`,
+        `cannot log a refused link: ${errorText(error)}`,
+      );
     }
   }
 
@@ -414,9 +448,14 @@ export class ControlPlane implements RunHooks {
       }
       await this.#archive(owner);
     }
-    const archived = join(paths.archive, `${safeName(this.#runId)}.jsonl`);
-    if ((await checkPath(paths.root, archived)) !== null) {
-      await Deno.rename(archived, paths.events);
+    const archived = `${safeName(this.#runId)}.jsonl`;
+    const restored = anchored(paths.root, paths.archive, (here) => {
+      if (here.lstat(archived) === null) return false;
+      // Back to control/events.jsonl, from control/events/.
+      here.rename(archived, `../${basename(paths.events)}`);
+      return true;
+    });
+    if (restored) {
       await syncDir(paths.dir);
       await this.#reopenStream();
       return true;
@@ -426,7 +465,8 @@ export class ControlPlane implements RunHooks {
 
   /** The run id of the first event in `events.jsonl`, or `null`. */
   async #streamOwner(): Promise<string | null> {
-    const file = await Deno.open(this.#paths.events, { read: true });
+    const file = await openExisting(this.#paths.events, this.#within);
+    if (file === null) return null;
     try {
       const buffer = new Uint8Array(64 * 1024);
       const n = await file.read(buffer);
@@ -446,17 +486,19 @@ export class ControlPlane implements RunHooks {
   /** Moves the previous run's events aside, byte for byte. */
   async #archive(previousRun: string | null): Promise<void> {
     const base = safeName(previousRun ?? `unknown-${stamp()}`);
-    for (let n = 0;; n++) {
-      const target = join(
-        this.#paths.archive,
-        n === 0 ? `${base}.jsonl` : `${base}-${n}.jsonl`,
-      );
-      if ((await checkPath(this.#paths.root, target)) !== null) continue;
-      await Deno.rename(this.#paths.events, target);
-      await syncDir(this.#paths.archive);
-      await syncDir(this.#paths.dir);
-      return;
-    }
+    const events = basename(this.#paths.events);
+    const archive = basename(this.#paths.archive);
+    await ensurePrivateDir(this.#paths.archive, this.#within);
+    anchored(this.#paths.root, this.#paths.dir, (here) => {
+      for (let n = 0;; n++) {
+        const name = n === 0 ? `${base}.jsonl` : `${base}-${n}.jsonl`;
+        if (here.lstat(`${archive}/${name}`) !== null) continue;
+        here.rename(events, `${archive}/${name}`);
+        return;
+      }
+    });
+    await syncDir(this.#paths.archive);
+    await syncDir(this.#paths.dir);
   }
 
   /**
@@ -465,7 +507,8 @@ export class ControlPlane implements RunHooks {
    */
   async #reopenStream(): Promise<void> {
     await repairTornTail(this.#paths.events, this.#within);
-    const file = await Deno.open(this.#paths.events, { read: true });
+    const file = await openExisting(this.#paths.events, this.#within);
+    if (file === null) return;
     try {
       const size = (await file.stat()).size;
       const chunk = new Uint8Array(Math.min(size, 256 * 1024));
@@ -524,8 +567,7 @@ export class ControlPlane implements RunHooks {
     const dir = this.#paths.interventions;
     let entries: Deno.DirEntry[] = [];
     try {
-      if ((await checkPath(this.#paths.root, dir)) === null) return result;
-      entries = await Array.fromAsync(Deno.readDir(dir));
+      entries = anchored(this.#paths.root, dir, (here) => here.list());
     } catch {
       return result;
     }
@@ -556,7 +598,9 @@ export class ControlPlane implements RunHooks {
   async #reconcileDecided(): Promise<void> {
     for (const name of await this.#pendingNames()) {
       const receipt = await readReceipt(this.#paths, name);
-      if (receipt !== null) await this.#finishDecided(name, receipt);
+      if (receipt !== null && receipt.decided_by !== "client") {
+        await this.#finishDecided(name, receipt);
+      }
     }
   }
 
@@ -612,16 +656,11 @@ export class ControlPlane implements RunHooks {
   async #pendingNames(): Promise<string[]> {
     const dir = this.#paths.requests;
     return await this.#guard(async () => {
-      if ((await checkPath(this.#paths.root, dir)) === null) {
-        await ensurePrivateDir(dir, this.#within);
-        return [];
-      }
-      const names: string[] = [];
-      for await (const entry of Deno.readDir(dir)) {
-        // Dot-files are requests still being written, or claimed by a client.
-        if (!entry.name.startsWith(".")) names.push(entry.name);
-      }
-      return names.sort();
+      await Promise.resolve();
+      const entries = anchored(this.#paths.root, dir, (here) => here.list());
+      // Dot-files are requests still being written, or claimed by a client.
+      return entries.map((entry) => entry.name)
+        .filter((name) => !name.startsWith(".")).sort();
     }, dir);
   }
 
@@ -629,25 +668,36 @@ export class ControlPlane implements RunHooks {
     name: string,
   ): Promise<Record<string, unknown> | null> {
     try {
-      const path = join(this.#paths.requests, name);
-      const info = await Deno.lstat(path);
-      if (!info.isFile || info.size > MAX_REQUEST_BYTES) return null;
-      const value = JSON.parse(
-        new TextDecoder().decode(await readCapped(path, MAX_REQUEST_BYTES)),
-      );
+      const file = this.#openRequest(name);
+      if (file === null) return null;
+      const bytes = await readCapped(file, MAX_REQUEST_BYTES);
+      if (bytes.length > MAX_REQUEST_BYTES) return null;
+      const value = JSON.parse(new TextDecoder().decode(bytes));
       return isRecord(value) ? value : null;
     } catch {
       return null;
     }
   }
 
+  /** Opens a request file, never through a link; `null` when it is gone. */
+  #openRequest(name: string): Deno.FsFile | null {
+    return anchored(
+      this.#paths.root,
+      this.#paths.requests,
+      (here) => here.openExisting(name, { read: true }),
+    );
+  }
+
   async #removeRequest(name: string): Promise<void> {
     const path = join(this.#paths.requests, name);
     try {
-      await checkPath(this.#paths.root, this.#paths.requests);
-      const info = await Deno.lstat(path);
+      await Promise.resolve();
       // A directory is removed whole: its links are removed, never followed.
-      await Deno.remove(path, { recursive: info.isDirectory });
+      anchored(
+        this.#paths.root,
+        this.#paths.requests,
+        (here) => here.remove(name),
+      );
     } catch (error) {
       if (error instanceof Deno.errors.NotFound) return;
       await this.#warn(
@@ -670,7 +720,6 @@ export class ControlPlane implements RunHooks {
    * claimed it back, or it was removed).
    */
   async #decide(name: string): Promise<Verdict | null> {
-    const path = join(this.#paths.requests, name);
     const reject = (
       reason: string,
       command = "unknown",
@@ -685,12 +734,12 @@ export class ControlPlane implements RunHooks {
       prompt_id: this.#current,
       apply: null,
     });
-    await checkPath(this.#paths.root, this.#paths.requests);
-    let info: Deno.FileInfo;
-    try {
-      info = await Deno.lstat(path);
-    } catch (error) {
-      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    const info = anchored(
+      this.#paths.root,
+      this.#paths.requests,
+      (here) => here.lstat(name),
+    );
+    if (info === null) {
       if (!name.includes("\uFFFD")) return null;
       return reject(
         "its file name is not valid UTF-8, so it cannot be read or removed (remove it by hand)",
@@ -711,7 +760,9 @@ export class ControlPlane implements RunHooks {
     }
     let bytes: Uint8Array;
     try {
-      bytes = await readCapped(path, MAX_REQUEST_BYTES);
+      const file = this.#openRequest(name);
+      if (file === null) return null;
+      bytes = await readCapped(file, MAX_REQUEST_BYTES);
     } catch (error) {
       if (error instanceof Deno.errors.NotFound) return null;
       return reject(`cannot be read: ${errorText(error)}`);
@@ -724,6 +775,12 @@ export class ControlPlane implements RunHooks {
       value = JSON.parse(new TextDecoder().decode(bytes));
     } catch (error) {
       return reject(`not JSON: ${errorText(error)}`, "unparseable");
+    }
+    if (nestingDepth(value) > MAX_NESTING) {
+      return reject(
+        `too deeply nested: more than ${MAX_NESTING} levels of arrays and objects`,
+        "unparseable",
+      );
     }
     if (!isRecord(value)) {
       const kind = Array.isArray(value)
@@ -860,6 +917,11 @@ export class ControlPlane implements RunHooks {
     }
     const existing = await this.#guard(() => readReceipt(this.#paths, name));
     if (existing !== null) {
+      if (existing.decided_by === "client") {
+        // Its client claimed it back as the run ended, and logs it itself.
+        this.#handled.add(name);
+        return null;
+      }
       // Decided by an earlier process of the runner that died before finishing.
       await this.#finishDecided(name, existing);
       return null;
@@ -1201,15 +1263,28 @@ export class ControlPlane implements RunHooks {
     clearInterval(this.#timer);
     this.#snapshot.status = status;
     await this.#queueSnapshot();
+    let names: string[] = [];
     try {
-      for (const name of await this.#pendingNames()) {
-        await this.#process(name, status);
-      }
+      names = await this.#pendingNames();
     } catch (error) {
       await this.#warn(
         `close:${errorKind(error)}`,
         `cannot settle late requests: ${errorText(error)}`,
       );
+    }
+    for (const name of names) {
+      try {
+        await this.#process(name, status);
+      } catch (error) {
+        // One request that cannot be settled does not hold up the others;
+        // it stays for the next run (or --resume) to settle.
+        await this.#warn(
+          `close:${errorKind(error)}`,
+          `cannot settle late request ${JSON.stringify(name)}: ${
+            errorText(error)
+          }`,
+        );
+      }
     }
     this.#current = null;
     try {

@@ -5,7 +5,7 @@
  */
 
 import { type RunLostError, StateError } from "../shared/errors.ts";
-import { checkPath } from "../shared/files.ts";
+import { openExisting } from "../shared/files.ts";
 import { followedRunState, runnerGoneError } from "./_liveness.ts";
 import { DirWaker, LineTail } from "./_tail.ts";
 import { type LogEntry, parseLogLines, readLogFile } from "./log_entry.ts";
@@ -54,20 +54,19 @@ export async function* followLog(
   try {
     for (;;) {
       if (tail === null) {
-        const info = await checkPath(paths.root, paths.log);
-        if (info !== null && !info.isFile) {
-          throw new StateError(
-            `Cannot read the log "${paths.log}": it is not a file`,
-            { code: "LOG_UNREADABLE" },
-          );
-        }
+        let file: Deno.FsFile | null;
         try {
-          if (info !== null) {
-            tail = new LineTail(await Deno.open(paths.log, { read: true }));
-          }
+          file = await openExisting(paths.log, { within: paths.root });
         } catch (error) {
-          if (!(error instanceof Deno.errors.NotFound)) throw error;
+          if (error instanceof StateError && error.code === "NOT_A_FILE") {
+            throw new StateError(
+              `Cannot read the log "${paths.log}": it is not a file`,
+              { code: "LOG_UNREADABLE" },
+            );
+          }
+          throw error;
         }
+        if (file !== null) tail = new LineTail(file);
       }
       const lines = tail === null ? [] : await tail.read();
       const entries = parseLogLines(lines.map((line) => line + "\n").join(""))

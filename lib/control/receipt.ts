@@ -30,6 +30,12 @@ export interface Receipt {
   reason: string | null;
   /** When it was decided. */
   recorded_at: string;
+  /**
+   * `client` when the client that wrote the request settled it (its run
+   * ended first; the client writes its log entry too); absent when the
+   * runner decided it.
+   */
+  decided_by?: "client";
 }
 
 /** The path of a request file's receipt. */

@@ -15,8 +15,10 @@
 import { join } from "node:path";
 import { NotFoundError, StateError, UsageError } from "../shared/errors.ts";
 import {
+  anchored,
   checkPath,
   currentUid,
+  type Here,
   readTextIfExists,
   writeFileNoReplace,
 } from "../shared/files.ts";
@@ -250,9 +252,11 @@ async function settleLate(
   request: ControlRequest,
   after: Snapshot | null,
 ): Promise<Receipt> {
-  const claimed = join(paths.requests, `.${name}.claimed`);
+  const claimed = `.${name}.claimed`;
+  const inRequests = (work: (here: Here) => void): void =>
+    anchored(paths.root, paths.requests, work);
   try {
-    await Deno.rename(join(paths.requests, name), claimed);
+    inRequests((here) => here.rename(name, claimed));
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound)) throw error;
     // The runner took it: its receipt follows.
@@ -269,6 +273,7 @@ async function settleLate(
       } before the request was applied`
       : `the run ended (${after.status}) before the request was applied`,
     recorded_at: new Date().toISOString(),
+    decided_by: "client",
   };
   try {
     if (await publishReceipt(paths, name, receipt)) {
@@ -287,7 +292,11 @@ async function settleLate(
     }
     return await waitForReceipt(paths, name);
   } finally {
-    await Deno.remove(claimed).catch(() => {});
+    try {
+      inRequests((here) => here.remove(claimed));
+    } catch {
+      // Removed with the other leftovers when the next run opens.
+    }
   }
 }
 

@@ -5,7 +5,11 @@
  * @module
  */
 
-import { NotFoundError, StateError } from "../shared/errors.ts";
+import {
+  LinkRefusedError,
+  NotFoundError,
+  StateError,
+} from "../shared/errors.ts";
 import type { AttemptMode, RunStatus } from "../shared/events.ts";
 import { readTextIfExists } from "../shared/files.ts";
 import {
@@ -124,9 +128,12 @@ export async function readSnapshotFile(
       stateRoot === undefined ? {} : { within: stateRoot },
     );
   } catch (error) {
-    if (error instanceof StateError) throw error;
+    if (error instanceof LinkRefusedError) throw error;
+    const problem = error instanceof StateError && error.code === "NOT_A_FILE"
+      ? "it is not a regular file"
+      : (error as Error).message;
     throw new StateError(
-      `Cannot read snapshot "${path}": ${(error as Error).message}`,
+      `Cannot read snapshot "${path}": ${problem}`,
       {
         code: "SNAPSHOT_UNREADABLE",
         hint: "It must be a file the runner wrote; move it aside if it is not",
@@ -218,6 +225,42 @@ export async function currentRun(stateRoot: string): Promise<RunRef> {
     });
   }
   return { state_root: stateRoot, run_id: snapshot.run_id };
+}
+
+/**
+ * Reads the snapshot of a state root's newest run, whichever run that is:
+ * one read, so a poll that lands while one run hands the state root to the
+ * next never fails. Reads never touch the run.
+ *
+ * Requires `--allow-read` permission.
+ *
+ * @param stateRoot The state root.
+ * @returns The newest run's snapshot.
+ * @throws {NotFoundError} when no run was ever recorded there.
+ * @throws {StateError} when the snapshot cannot be read.
+ *
+ * @example Usage
+ * ```ts
+ * import { currentSnapshot } from "@prompt-runner/prompt-runner";
+ * import assert from "node:assert/strict";
+ *
+ * const root = await Deno.makeTempDir();
+ * await assert.rejects(currentSnapshot(root), /No run recorded/);
+ * await Deno.remove(root, { recursive: true });
+ * ```
+ */
+export async function currentSnapshot(stateRoot: string): Promise<Snapshot> {
+  const current = await readSnapshotFile(
+    controlPaths(stateRoot).snapshot,
+    stateRoot,
+  );
+  if (current === null) {
+    throw new NotFoundError(`No run recorded in state root "${stateRoot}"`, {
+      code: "RUN_NOT_FOUND",
+      hint: "Start one with 'prompt_runner run PACKET'",
+    });
+  }
+  return current;
 }
 
 /**

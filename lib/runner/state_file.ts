@@ -7,7 +7,7 @@
 
 import { join } from "node:path";
 import type { AttemptMode } from "../providers/provider.ts";
-import { StateError } from "../shared/errors.ts";
+import { LinkRefusedError, StateError } from "../shared/errors.ts";
 import { readTextIfExists, writeFileAtomic } from "../shared/files.ts";
 import type { VerifyReport } from "../verify/report.ts";
 
@@ -124,9 +124,12 @@ export async function readState(stateRoot: string): Promise<RunState> {
   try {
     text = await readTextIfExists(path, { within: stateRoot });
   } catch (error) {
-    if (error instanceof StateError) throw error;
+    if (error instanceof LinkRefusedError) throw error;
+    const problem = error instanceof StateError && error.code === "NOT_A_FILE"
+      ? "it is not a regular file"
+      : (error as Error).message;
     throw new StateError(
-      `Cannot read state "${path}": ${(error as Error).message}`,
+      `Cannot read state "${path}": ${problem}`,
       {
         code: "STATE_UNREADABLE",
         hint:

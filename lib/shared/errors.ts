@@ -239,7 +239,7 @@ export class LinkRefusedError extends StateError {
    */
   constructor(path: string, options: ErrorDetailOptions = {}) {
     super(
-      `Refused to use "${path}": it is a symbolic link, and prompt_runner never reads or writes through a link inside a state root`,
+      `Refused to use "${path}": it is a link (symbolic, or a hard link to a file named elsewhere), and prompt_runner never reads or writes through a link inside a state root`,
       {
         code: "LINK_REFUSED",
         hint: options.hint ??

@@ -3,16 +3,20 @@
  * atomic replace, no-replace publish, synced appends, private directories.
  *
  * Every primitive takes `within`, the private root (a state root) the path
- * lies in. With it, each component of the path below the root is checked
- * with `lstat` and a symbolic link is refused ({@linkcode LinkRefusedError}),
- * and files are created without following a link (`O_EXCL`) or checked after
- * opening, so nothing is ever read or written through a link planted there.
+ * lies in. With it, the work is anchored to the file's directory (see
+ * `_anchored.ts`): each component below the root is checked and entered, a
+ * symbolic link (or a hard link to a file named elsewhere) is refused with
+ * {@linkcode LinkRefusedError}, and files are created with `O_EXCL`, so
+ * nothing is ever read or written through a link planted there, even one
+ * swapped in between a check and a use.
  *
  * @module
  */
 
 import { basename, dirname, isAbsolute, join, relative } from "node:path";
+import { anchored } from "./_anchored.ts";
 import { LinkRefusedError, StateError } from "./errors.ts";
+import type { LinkRefusal } from "./run_hooks.ts";
 
 /** Files holding run state are private to the user running the runner. */
 export const FILE_MODE = 0o600;
@@ -99,37 +103,6 @@ async function lstatIfExists(path: string): Promise<Deno.FileInfo | null> {
   }
 }
 
-async function checkWithin(
-  path: string,
-  options: WithinOptions,
-): Promise<Deno.FileInfo | null | undefined> {
-  return options.within === undefined
-    ? undefined
-    : await checkPath(options.within, path);
-}
-
-/**
- * Refuses an open file that is not the one at `path` (a link was swapped in
- * between the check and the open): the file is closed and an error thrown.
- *
- * @throws {LinkRefusedError} when the path does not name the open file.
- */
-export async function confirmOpened(
-  file: Deno.FsFile,
-  path: string,
-): Promise<Deno.FileInfo> {
-  const opened = await file.stat();
-  const named = await lstatIfExists(path);
-  if (
-    named === null || named.isSymlink || named.ino !== opened.ino ||
-    named.dev !== opened.dev
-  ) {
-    file.close();
-    throw new LinkRefusedError(path);
-  }
-  return opened;
-}
-
 /** Writes all of `bytes` (a single `write` may write only part). */
 export async function writeAll(
   file: Deno.FsFile,
@@ -167,57 +140,10 @@ export async function ensurePrivateDir(
     }
     return;
   }
-  const root = options.within;
-  const rel = relative(root, path);
-  if (rel.startsWith("..") || isAbsolute(rel)) {
-    throw new StateError(`"${path}" lies outside the state root "${root}"`, {
-      code: "OUTSIDE_STATE_ROOT",
-    });
-  }
-  let current = root;
-  for (const part of rel === "" ? [] : rel.split("/")) {
-    current = join(current, part);
-    let info = await lstatIfExists(current);
-    if (info === null) {
-      try {
-        await Deno.mkdir(current, { mode: DIR_MODE });
-      } catch (error) {
-        if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
-      }
-      info = await Deno.lstat(current);
-    }
-    await checkPrivateDir(current, info);
-  }
-}
-
-/**
- * Checks one directory of a state root: a real directory, ours, and
- * private (a group- or world-writable one of ours is made 0700 again).
- */
-async function checkPrivateDir(
-  path: string,
-  info: Deno.FileInfo,
-): Promise<void> {
-  if (info.isSymlink) throw new LinkRefusedError(path);
-  if (!info.isDirectory) {
-    throw new StateError(`"${path}" exists and is not a directory`, {
-      code: "NOT_A_DIRECTORY",
-    });
-  }
-  const uid = currentUid();
-  if (uid !== null && info.uid !== null && info.uid !== uid) {
-    throw new StateError(
-      `Refused to use "${path}": it belongs to user ${info.uid}, not to this user (${uid})`,
-      {
-        code: "STATE_ROOT_NOT_OURS",
-        hint:
-          "A state root must belong to the user running prompt_runner; pick another with --state-root",
-      },
-    );
-  }
-  if (info.mode !== null && (info.mode & 0o077) !== 0) {
-    await Deno.chmod(path, DIR_MODE);
-  }
+  anchored(options.within, path, () => {}, {
+    create: true,
+    uid: currentUid(),
+  });
 }
 
 /** Syncs a directory so a rename or create in it survives a power loss. */
@@ -272,18 +198,68 @@ export async function writeFileAtomic(
   text: string,
   options: { mode?: number } & WithinOptions = {},
 ): Promise<void> {
-  if (options.within !== undefined) {
-    await checkPath(options.within, dirname(path));
+  const root = options.within;
+  if (root === undefined) {
+    const temp = await writeTemp(path, text, options.mode);
+    try {
+      if (options.mode !== undefined) await Deno.chmod(temp, options.mode);
+      await Deno.rename(temp, path);
+    } catch (error) {
+      await Deno.remove(temp).catch(() => {});
+      throw error;
+    }
+    await syncDir(dirname(path));
+    return;
   }
-  const temp = await writeTemp(path, text, options.mode);
+  const dir = dirname(path);
+  const name = basename(path);
+  const temp = basename(tempName(path));
+  // A symbolic link at the target is refused (and reported), not silently
+  // replaced; a hard link is simply replaced (its other name keeps the old).
+  const file = anchored(root, dir, (here) => {
+    here.refuseLink(name);
+    return here.createNew(temp, { mode: options.mode ?? FILE_MODE });
+  });
+  await fillAndClose(
+    file,
+    text,
+    () => anchored(root, dir, (here) => here.remove(temp)),
+  );
   try {
-    if (options.mode !== undefined) await Deno.chmod(temp, options.mode);
-    await Deno.rename(temp, path);
+    anchored(root, dir, (here) => {
+      here.refuseLink(name);
+      here.rename(temp, name);
+    });
   } catch (error) {
-    await Deno.remove(temp).catch(() => {});
+    try {
+      anchored(root, dir, (here) => here.remove(temp));
+    } catch {
+      // The directory moved: the temp file is cleaned up at the next open.
+    }
     throw error;
   }
-  await syncDir(dirname(path));
+  await syncDir(dir);
+}
+
+/** Writes `text` into a new file, syncs and closes it; on failure `discard` it. */
+async function fillAndClose(
+  file: Deno.FsFile,
+  text: string,
+  discard: () => void,
+): Promise<void> {
+  try {
+    await writeAll(file, encoder.encode(text));
+    await file.sync();
+  } catch (error) {
+    file.close();
+    try {
+      discard();
+    } catch {
+      // Cleaned up at the next open.
+    }
+    throw error;
+  }
+  file.close();
 }
 
 /**
@@ -298,23 +274,42 @@ export async function writeFileNoReplace(
   text: string,
   options: WithinOptions = {},
 ): Promise<void> {
-  if (options.within !== undefined) {
-    await checkPath(options.within, dirname(path));
-  }
-  for (let tries = 0;; tries++) {
+  const root = options.within;
+  if (root === undefined) {
     const temp = await writeTemp(path, text);
     try {
       await Deno.link(temp, path);
+    } finally {
+      await Deno.remove(temp).catch(() => {});
+    }
+    await syncDir(dirname(path));
+    return;
+  }
+  const dir = dirname(path);
+  const name = basename(path);
+  for (let tries = 0;; tries++) {
+    const temp = basename(tempName(path));
+    const file = anchored(root, dir, (here) => here.createNew(temp));
+    await fillAndClose(
+      file,
+      text,
+      () => anchored(root, dir, (here) => here.remove(temp)),
+    );
+    try {
+      anchored(root, dir, (here) => {
+        try {
+          here.link(temp, name);
+        } finally {
+          here.remove(temp);
+        }
+      });
       break;
     } catch (error) {
       // A cleaner of stale temp files may have removed ours: write it again.
       if (!(error instanceof Deno.errors.NotFound) || tries >= 2) throw error;
-      if (await lstatIfExists(temp) !== null) throw error;
-    } finally {
-      await Deno.remove(temp).catch(() => {});
     }
   }
-  await syncDir(dirname(path));
+  await syncDir(dir);
 }
 
 /**
@@ -326,20 +321,20 @@ export async function openAppend(
   path: string,
   options: WithinOptions = {},
 ): Promise<Deno.FsFile> {
-  const info = await checkWithin(path, options);
-  if (info && !info.isFile) {
-    throw new StateError(`Cannot append to "${path}": it is not a file`, {
-      code: "NOT_A_FILE",
+  const root = options.within;
+  if (root === undefined) {
+    return await Deno.open(path, {
+      read: true,
+      append: true,
+      create: true,
+      mode: FILE_MODE,
     });
   }
-  const file = await Deno.open(path, {
-    read: true,
-    append: true,
-    create: true,
-    mode: FILE_MODE,
-  });
-  if (options.within !== undefined) await confirmOpened(file, path);
-  return file;
+  return anchored(
+    root,
+    dirname(path),
+    (here) => here.openAppend(basename(path)),
+  );
 }
 
 /**
@@ -352,14 +347,48 @@ export async function createNewFile(
   path: string,
   options: WithinOptions = {},
 ): Promise<Deno.FsFile> {
-  if (options.within !== undefined) {
-    await checkPath(options.within, dirname(path));
+  const root = options.within;
+  if (root === undefined) {
+    return await Deno.open(path, {
+      write: true,
+      createNew: true,
+      mode: FILE_MODE,
+    });
   }
-  return await Deno.open(path, {
-    write: true,
-    createNew: true,
-    mode: FILE_MODE,
-  });
+  return anchored(
+    root,
+    dirname(path),
+    (here) => here.createNew(basename(path)),
+  );
+}
+
+/**
+ * Opens an existing regular file inside a private root, never through a
+ * link (symbolic or hard).
+ *
+ * @returns The open file, or `null` when it does not exist.
+ * @throws {LinkRefusedError} for a link at the path or above.
+ * @throws {StateError} when it is not a regular file.
+ */
+export async function openExisting(
+  path: string,
+  options: { read?: boolean; write?: boolean } & Required<WithinOptions>,
+): Promise<Deno.FsFile | null> {
+  await Promise.resolve();
+  try {
+    return anchored(
+      options.within,
+      dirname(path),
+      (here) =>
+        here.openExisting(basename(path), {
+          read: options.read ?? true,
+          write: options.write ?? false,
+        }),
+    );
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    throw error;
+  }
 }
 
 /**
@@ -407,17 +436,23 @@ export async function repairTornTail(
   path: string,
   options: WithinOptions = {},
 ): Promise<number> {
-  const info = await checkWithin(path, options);
-  if (info === null) return 0;
-  let file: Deno.FsFile;
-  try {
-    file = await Deno.open(path, { read: true, write: true });
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return 0;
-    throw error;
+  let file: Deno.FsFile | null;
+  if (options.within !== undefined) {
+    file = await openExisting(path, {
+      read: true,
+      write: true,
+      within: options.within,
+    });
+  } else {
+    try {
+      file = await Deno.open(path, { read: true, write: true });
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) return 0;
+      throw error;
+    }
   }
+  if (file === null) return 0;
   try {
-    if (options.within !== undefined) await confirmOpened(file, path);
     for (let look = 0;; look++) {
       const size = (await file.stat()).size;
       if (size === 0 || await endsWithNewline(file, size)) return 0;
@@ -431,11 +466,7 @@ export async function repairTornTail(
       return size - keep;
     }
   } finally {
-    try {
-      file.close();
-    } catch {
-      // Closed by confirmOpened.
-    }
+    file.close();
   }
 }
 
@@ -471,14 +502,24 @@ export async function readTextIfExists(
   path: string,
   options: WithinOptions = {},
 ): Promise<string | null> {
-  if (options.within !== undefined) {
-    const info = await checkPath(options.within, path);
-    if (info === null) return null;
+  if (options.within === undefined) {
+    try {
+      return await Deno.readTextFile(path);
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) return null;
+      throw error;
+    }
   }
+  const file = await openExisting(path, { within: options.within });
+  if (file === null) return null;
   try {
-    return await Deno.readTextFile(path);
+    return await new Response(file.readable).text();
   } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return null;
+    try {
+      file.close();
+    } catch {
+      // Closed by the stream already.
+    }
     throw error;
   }
 }
@@ -494,35 +535,27 @@ export async function removeStaleTemps(
   dir: string,
   options: { olderThanMs?: number } & WithinOptions = {},
 ): Promise<number> {
-  if (options.within !== undefined) {
-    const info = await checkPath(options.within, dir);
-    if (info === null || !info.isDirectory) return 0;
-  }
-  let removed = 0;
-  let entries: Deno.DirEntry[];
+  await Promise.resolve();
+  const root = options.within ?? dirname(dir);
+  const now = Date.now();
   try {
-    entries = await Array.fromAsync(Deno.readDir(dir));
+    return anchored(root, dir, (here) => {
+      let removed = 0;
+      for (const entry of here.list()) {
+        if (!entry.isFile || !isTempName(entry.name)) continue;
+        if (options.olderThanMs !== undefined) {
+          const touched = here.lstat(entry.name)?.mtime?.getTime() ?? now;
+          if (now - touched < options.olderThanMs) continue;
+        }
+        here.remove(entry.name);
+        removed++;
+      }
+      return removed;
+    });
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return 0;
     throw error;
   }
-  const now = Date.now();
-  for (const entry of entries) {
-    if (!entry.isFile || !isTempName(entry.name)) continue;
-    const path = join(dir, entry.name);
-    if (options.olderThanMs !== undefined) {
-      const info = await lstatIfExists(path);
-      const touched = info?.mtime?.getTime() ?? now;
-      if (now - touched < options.olderThanMs) continue;
-    }
-    try {
-      await Deno.remove(path);
-      removed++;
-    } catch (error) {
-      if (!(error instanceof Deno.errors.NotFound)) throw error;
-    }
-  }
-  return removed;
 }
 
 /**
@@ -535,23 +568,30 @@ export async function removeStaleTemps(
 export async function moveLinkAside(
   root: string,
   link: string,
-): Promise<{ path: string; target: string | null; moved_to: string } | null> {
+): Promise<LinkRefusal | null> {
   let target: string | null = null;
   try {
     target = await Deno.readLink(link);
   } catch {
-    // Not readable as a link: the rename below tells whether it is there.
+    // A hard link, or gone: the rename below tells.
   }
   const stamp = new Date().toISOString().replace(/[-:.]/g, "");
   const aside = `${link}.link-refused-${stamp}`;
+  let kind: LinkRefusal["kind"];
   try {
-    await Deno.rename(link, aside);
+    kind = anchored(root, dirname(link), (here) => {
+      const info = here.lstat(basename(link));
+      if (info === null) throw new Deno.errors.NotFound(link);
+      here.rename(basename(link), basename(aside));
+      return info.isSymlink ? "symbolic" : "hard";
+    });
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return null;
     throw error;
   }
   return {
     path: relative(root, link),
+    kind,
     target,
     moved_to: relative(root, aside),
   };
@@ -608,3 +648,5 @@ export function isEnvironmentError(error: unknown): boolean {
   return /No space left on device|Disk quota exceeded|Input\/output error|Read-only file system|File too large/i
     .test(error.message);
 }
+
+export { anchored, type Here } from "./_anchored.ts";

@@ -8,8 +8,7 @@
  * @module
  */
 
-import { LinkRefusedError, StateError } from "./errors.ts";
-import { checkPath, confirmOpened, FILE_MODE } from "./files.ts";
+import { createNewFile, openExisting } from "./files.ts";
 import { sleep } from "./sleep.ts";
 
 /**
@@ -61,33 +60,20 @@ export async function lockFile(
   const deadline = Date.now() + options.timeoutMs;
   let file: Deno.FsFile | null = null;
   for (let tries = 0; file === null; tries++) {
-    const info = await checkPath(options.within, path);
-    if (info === null) {
-      try {
-        file = await Deno.open(path, {
-          read: true,
-          write: true,
-          createNew: true,
-          mode: FILE_MODE,
-        });
-      } catch (error) {
-        // Another process made it first: open theirs.
-        if (!(error instanceof Deno.errors.AlreadyExists) || tries >= 3) {
-          throw error;
-        }
+    file = await openExisting(path, {
+      read: true,
+      write: true,
+      within: options.within,
+    });
+    if (file !== null) break;
+    try {
+      file = await createNewFile(path, { within: options.within });
+    } catch (error) {
+      // Another process made it first: open theirs.
+      if (!(error instanceof Deno.errors.AlreadyExists) || tries >= 3) {
+        throw error;
       }
-      continue;
     }
-    if (info.isSymlink) throw new LinkRefusedError(path);
-    if (!info.isFile) {
-      throw new StateError(`Cannot lock "${path}": it is not a regular file`, {
-        code: "LOCK_FILE_INVALID",
-        hint: "Remove it; prompt_runner creates it again",
-      });
-    }
-    const opened = await Deno.open(path, { read: true, write: true });
-    await confirmOpened(opened, path);
-    file = opened;
   }
   try {
     if (await waitForLock(file, deadline)) return file;

@@ -145,7 +145,9 @@ export interface RunHooks {
 export interface LinkRefusal {
   /** The link's path, relative to the state root. */
   path: string;
-  /** Where it pointed, or `null` when unreadable. */
+  /** A symbolic link, or a hard link (a file also named elsewhere). */
+  kind: "symbolic" | "hard";
+  /** Where a symbolic link pointed, or `null`. */
   target: string | null;
   /** Where it was moved, relative to the state root. */
   moved_to: string;

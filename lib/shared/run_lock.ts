@@ -8,8 +8,8 @@
 import { join } from "node:path";
 import { StateError } from "./errors.ts";
 import {
-  checkPath,
-  FILE_MODE,
+  createNewFile,
+  openExisting,
   readTextIfExists,
   syncDir,
   writeAll,
@@ -214,22 +214,26 @@ export async function acquireRunLock(
   };
   const text = JSON.stringify(info) + "\n";
   for (let tries = 0; tries < 20; tries++) {
-    const existing = await checkPath(stateRoot, path);
-    if (existing !== null && !existing.isFile) {
-      throw new StateError(
-        `Cannot start a run: "${path}" is not a regular file`,
-        {
-          code: "RUN_LOCK_INVALID",
-          hint: "Remove it; the runner recreates it",
-        },
-      );
+    let file: Deno.FsFile;
+    try {
+      file = await openExisting(path, {
+        read: true,
+        write: true,
+        within: stateRoot,
+      }) ?? await createNewFile(path, { within: stateRoot });
+    } catch (error) {
+      if (error instanceof Deno.errors.AlreadyExists) continue;
+      if (error instanceof StateError && error.code === "NOT_A_FILE") {
+        throw new StateError(
+          `Cannot start a run: "${path}" is not a regular file`,
+          {
+            code: "RUN_LOCK_INVALID",
+            hint: "Remove it; the runner recreates it",
+          },
+        );
+      }
+      throw error;
     }
-    const file = await Deno.open(path, {
-      read: true,
-      write: true,
-      create: true,
-      mode: FILE_MODE,
-    });
     let held = false;
     try {
       if (!(await file.tryLock(true))) {
@@ -246,7 +250,7 @@ export async function acquireRunLock(
         continue;
       }
       const previous = parseLock(
-        new TextDecoder().decode(await Deno.readFile(path)),
+        (await readTextIfExists(path, { within: stateRoot })) ?? "",
       );
       if (previous !== null && previous.host !== info.host) {
         // A kernel lock does not reach across hosts: trust the record.

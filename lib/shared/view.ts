@@ -7,6 +7,17 @@
 
 import { UsageError } from "./errors.ts";
 
+/** A value as JSON for a message, cut to a readable length. */
+function quoted(value: unknown): string {
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? String(value);
+  } catch {
+    text = "(a value that cannot be shown)";
+  }
+  return text.length > 80 ? `${text.slice(0, 79)}…` : text;
+}
+
 /** The allowed values of each view setting. */
 export const VIEW_OPTIONS = {
   log_mode: ["compact", "verbose", "studio"],
@@ -80,7 +91,7 @@ export function parseViewSettings(
   for (const [key, value] of Object.entries(input)) {
     if (!(VIEW_KEYS as readonly string[]).includes(key)) {
       throw new UsageError(
-        `Unknown view setting "${key}": expected one of ${
+        `Unknown view setting ${quoted(key)}: expected one of ${
           VIEW_KEYS.join(", ")
         }`,
         { code: "UNKNOWN_VIEW_KEY" },
@@ -89,7 +100,7 @@ export function parseViewSettings(
     const allowed = VIEW_OPTIONS[key as ViewKey] as readonly string[];
     if (typeof value !== "string" || !allowed.includes(value)) {
       throw new UsageError(
-        `Invalid ${key} ${JSON.stringify(value)}: expected one of ${
+        `Invalid ${key} ${quoted(value)}: expected one of ${
           allowed.join(", ")
         }`,
         { code: "INVALID_VIEW_VALUE" },

@@ -691,3 +691,30 @@ Deno.test("requests racing the end of a run: every acknowledged one gets exactly
     assert.equal(log.find((e) => e.request_id === id)?.outcome, "rejected");
   }
 });
+
+Deno.test("control status polled while runs hand the state root to one another never fails as stale", async () => {
+  await using packet = await makePacket({
+    prompts: { "01_quick.prompt.md": longPrompt(1, 0) },
+  });
+  assert.equal((await runCli(["run", packet.dir])).code, 0);
+  let done = false;
+  const failures: string[] = [];
+  let polls = 0;
+  const poller = async () => {
+    while (!done) {
+      const result = await runCli(["control", "status", packet.dir, "--json"]);
+      polls++;
+      if (result.code !== 0) failures.push(`${result.code}: ${result.stderr}`);
+      else JSON.parse(result.stdout);
+    }
+  };
+  const pollers = [poller(), poller()];
+  for (let run = 0; run < 25; run++) {
+    const result = await runCli(["run", packet.dir]);
+    assert.equal(result.code, 0, result.stderr);
+  }
+  done = true;
+  await Promise.all(pollers);
+  assert.ok(polls > 10, `${polls} polls`);
+  assert.deepEqual(failures, []);
+});

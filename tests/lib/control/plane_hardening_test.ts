@@ -6,7 +6,11 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import type { LogEntry } from "../../../lib/control/log_entry.ts";
+import {
+  appendLogEntry,
+  type LogEntry,
+} from "../../../lib/control/log_entry.ts";
+import { publishReceipt } from "../../../lib/control/receipt.ts";
 import { receiptFileName } from "../../../lib/control/paths.ts";
 import { log } from "../../../lib/control/read_log.ts";
 import { requestOutcome, writeRequest } from "../../../lib/control/request.ts";
@@ -403,4 +407,180 @@ Deno.test("requestOutcome() answers a steer's final outcome once its lane delive
   );
   assert.equal(receipt.outcome, "accepted", "receipts stay immutable");
   await assert.rejects(requestOutcome(ref, "no-such-request"), /No request/);
+});
+
+Deno.test("a request its client settled as the run ended is not logged again by the runner's last sweep", async () => {
+  await using root = await makeControlRoot();
+  const plane = await root.open("run-a");
+  await plane.promptStarted(promptStart());
+  const id = "20261130T000000000Z-aaaaaaaaaa";
+  await writeRawRequest(
+    root.paths,
+    `${id}.json`,
+    requestJson(id, "run-a", "set_view", { thinking: "hide" }),
+  );
+  // What a client does once it found the run ended: its receipt and its
+  // entry, while the runner's last sweep had already listed the file.
+  const reason = "the run ended (completed) before the request was applied";
+  assert.ok(
+    await publishReceipt(root.paths, `${id}.json`, {
+      request_id: id,
+      run_id: "run-a",
+      command: "set_view",
+      outcome: "rejected",
+      reason,
+      recorded_at: new Date().toISOString(),
+      decided_by: "client",
+    }),
+  );
+  await appendLogEntry(root.paths, {
+    run_id: "run-a",
+    request_id: id,
+    command: "set_view",
+    params: { thinking: "hide" },
+    author: "client",
+    outcome: "rejected",
+    reason,
+    prompt_id: null,
+    attempt: null,
+  });
+  await plane.close("completed");
+  assert.deepEqual(
+    (await logEntriesOf(root.paths, id)).map((e) => e.author),
+    ["client"],
+  );
+});
+
+Deno.test("a request nested thousands of levels deep is refused with a short reason, and the requests after it are still settled", async () => {
+  await using root = await makeControlRoot();
+  const plane = await root.open("run-a");
+  await plane.promptStarted(promptStart());
+  const deep = "[".repeat(6000) + "]".repeat(6000);
+  await writeRawRequest(
+    root.paths,
+    "a-deep.json",
+    `{"v":1,"id":"a","command":"set_view","run_id":"run-a","author":"x","params":{"thinking":${deep}}}`,
+  );
+  const wide = JSON.stringify({ thinking: "x".repeat(40_000) });
+  await writeRawRequest(
+    root.paths,
+    "b-wide.json",
+    `{"v":1,"id":"b","command":"set_view","run_id":"run-a","author":"x","params":${wide}}`,
+  );
+  for (const id of ["c", "d"]) {
+    await writeRawRequest(
+      root.paths,
+      `${id}-late.json`,
+      requestJson(id, "run-a", "set_view", { thinking: "hide" }),
+    );
+  }
+  await plane.close("completed");
+  assert.deepEqual(await listNames(root.paths.requests), []);
+  const [deepEntry] = await logEntriesOf(root.paths, "a-deep");
+  assert.equal(deepEntry?.outcome, "rejected");
+  assert.match(deepEntry?.reason ?? "", /too deeply nested/);
+  const [wideEntry] = await logEntriesOf(root.paths, "b-wide");
+  assert.ok((wideEntry?.reason ?? "").length < 300, "the reason is short");
+  for (const id of ["c-late", "d-late"]) {
+    assert.equal((await logEntriesOf(root.paths, id)).length, 1, id);
+  }
+  assert.deepEqual(root.warnings, []);
+});
+
+Deno.test("outcomes/ swapped for a link again and again while requests are processed: nothing is ever written into the link's target", async () => {
+  await using root = await makeControlRoot();
+  const canary = await makeCanary(root.dir);
+  const plane = await root.open("run-a");
+  await plane.promptStarted(promptStart());
+  let stop = false;
+  const swapper = (async () => {
+    for (let i = 0; !stop; i++) {
+      try {
+        await Deno.rename(root.paths.outcomes, `${root.paths.outcomes}.${i}`);
+        await Deno.symlink(canary, root.paths.outcomes);
+      } catch {
+        // The plane moved it aside or made it again meanwhile.
+      }
+      await new Promise((resolve) => setTimeout(resolve, i % 3));
+    }
+  })();
+  try {
+    for (let i = 0; i < 300; i++) {
+      await writeRawRequest(root.paths, `req-${i}.json`, "not json");
+      await plane.boundary({ idle: true });
+    }
+  } finally {
+    stop = true;
+    await swapper;
+  }
+  assert.deepEqual(await canaryNames(canary), ["bait.txt"]);
+  assert.equal(
+    await Deno.readTextFile(join(canary, "bait.txt")),
+    "untouched\n",
+  );
+});
+
+Deno.test("a hard link planted at control/log.jsonl is moved aside and logged; the file it shares is never appended to", async () => {
+  await using root = await makeControlRoot();
+  const canary = await makeCanary(root.dir);
+  const plane = await root.open("run-a");
+  await plane.promptStarted(promptStart());
+  await Deno.remove(root.paths.log).catch(() => {});
+  await Deno.link(join(canary, "bait.txt"), root.paths.log);
+  const { request_id } = await writeRequest(root.ref("run-a"), "set_view", {
+    diff: "full",
+  });
+  await drainRequests(plane, root.paths, true);
+  assert.equal(
+    await Deno.readTextFile(join(canary, "bait.txt")),
+    "untouched\n",
+  );
+  const entries = await readJsonl<LogEntry>(root.paths.log);
+  const refusal = entries.find((e) => e.command === "link_refused");
+  assert.equal(refusal?.params.kind, "hard");
+  assert.match(refusal?.reason ?? "", /was a hard link/);
+  assert.equal(
+    entries.filter((e) => e.request_id === request_id).length,
+    1,
+  );
+});
+
+Deno.test("a link planted at control/snapshot.json is refused and logged, not silently replaced", async () => {
+  await using root = await makeControlRoot();
+  const canary = await makeCanary(root.dir);
+  const plane = await root.open("run-a");
+  await Deno.remove(root.paths.snapshot);
+  await Deno.symlink(join(canary, "bait.txt"), root.paths.snapshot);
+  await plane.promptStarted(promptStart());
+  assert.equal(
+    await Deno.readTextFile(join(canary, "bait.txt")),
+    "untouched\n",
+  );
+  assert.ok((await Deno.lstat(root.paths.snapshot)).isFile);
+  const refusal = (await readJsonl<LogEntry>(root.paths.log)).find((e) =>
+    e.command === "link_refused"
+  );
+  assert.equal(refusal?.params.path, "control/snapshot.json");
+  assert.equal(root.warnings.length, 1, root.warnings.join("\n"));
+});
+
+Deno.test("links planted at outcomes/ and at the log at once are both moved aside, and both refusals are logged", async () => {
+  await using root = await makeControlRoot();
+  const canary = await makeCanary(root.dir);
+  const plane = await root.open("run-a");
+  await Deno.remove(root.paths.outcomes, { recursive: true });
+  await Deno.symlink(canary, root.paths.outcomes);
+  await Deno.symlink(join(canary, "log"), root.paths.log);
+  await writeRawRequest(root.paths, "x.json", "not json");
+  await plane.boundary({ idle: true });
+  await plane.close("completed");
+  const aside = (await listNames(root.paths.dir)).filter((n) =>
+    n.includes(".link-refused-")
+  );
+  const logged = (await readJsonl<LogEntry>(root.paths.log))
+    .filter((e) => e.command === "link_refused")
+    .map((e) => String(e.params.moved_to).split("/").pop());
+  assert.equal(aside.length, 2, aside.join());
+  assert.deepEqual(logged.sort(), aside.sort());
+  assert.deepEqual(await canaryNames(canary), ["bait.txt"]);
 });

@@ -84,14 +84,41 @@ Deno.test("writeFileNoReplace() and writeFileAtomic() refuse a directory link am
   });
 });
 
-Deno.test("writeFileAtomic() replaces a link at the target itself, never writing through it", async () => {
+Deno.test("writeFileAtomic() refuses a symbolic link at the target (to be reported), never writing through it", async () => {
   await withTempDir(async (dir) => {
     const { root, bait } = await rootAndCanary(dir);
     const snapshot = join(root, "control", "snapshot.json");
     await Deno.symlink(bait, snapshot);
-    await writeFileAtomic(snapshot, "{}\n", { within: root });
+    await assert.rejects(
+      writeFileAtomic(snapshot, "{}\n", { within: root }),
+      (error) => error instanceof LinkRefusedError && error.path === snapshot,
+    );
     assert.equal(await Deno.readTextFile(bait), "untouched\n");
-    assert.ok((await Deno.lstat(snapshot)).isFile);
+    assert.ok((await Deno.lstat(snapshot)).isSymlink);
+    assert.deepEqual(
+      (await Array.fromAsync(Deno.readDir(join(root, "control"))))
+        .map((e) => e.name),
+      ["snapshot.json"],
+      "no temp file left behind",
+    );
+  });
+});
+
+Deno.test("appendLine() refuses a hard link to a file named elsewhere, which a write would change there too", async () => {
+  await withTempDir(async (dir) => {
+    const { root, bait } = await rootAndCanary(dir);
+    const log = join(root, "control", "log.jsonl");
+    await Deno.link(bait, log);
+    await assert.rejects(
+      appendLine(log, "{}", { within: root }),
+      LinkRefusedError,
+    );
+    assert.equal(await Deno.readTextFile(bait), "untouched\n");
+    // Reading is no write: a hard-linked file may be read.
+    assert.equal(
+      await readTextIfExists(log, { within: root }),
+      "untouched\n",
+    );
   });
 });
 
