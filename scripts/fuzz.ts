@@ -308,7 +308,8 @@ function wrongTypes(fuzz: Fuzz): string {
       ? fields[fuzz.seq % fields.length]!
       : fuzz.rng.pick(fields);
     if (fuzz.rng.chance(0.15)) delete request[field];
-    else request[field] = fuzz.rng.pick(WRONG_VALUES);
+    // A copy: the shared values must never be changed (or made circular).
+    else request[field] = structuredClone(fuzz.rng.pick(WRONG_VALUES));
   }
   if (
     fuzz.rng.chance(0.3) && typeof request.params === "object" &&
@@ -322,8 +323,8 @@ function wrongTypes(fuzz: Fuzz): string {
       "diff",
       "bogus",
     ]);
-    (request.params as Record<string, unknown>)[key] = fuzz.rng.pick(
-      WRONG_VALUES,
+    (request.params as Record<string, unknown>)[key] = structuredClone(
+      fuzz.rng.pick(WRONG_VALUES),
     );
   }
   return JSON.stringify(request);
