@@ -1,18 +1,22 @@
 /**
- * File operations anchored to a directory inside a private root, immune to a
- * directory being swapped for a link between a check and a use.
+ * File operations on single names in a directory inside a private root,
+ * never through a link.
  *
- * Deno has no `openat()` and no `O_NOFOLLOW`. The same guarantee comes from
- * the working directory: it is the directory's inode, not its name, so a
- * name resolved from it cannot be redirected by renaming or replacing the
- * directory. Each operation therefore walks from the root to the directory
- * one component at a time (each `lstat`ed, a link refused, and the directory
- * entered checked to be the one `lstat`ed), does its work on single names
- * relative to it, and goes back where it was. All of it is synchronous, so
- * no other code of this process runs while the working directory is moved,
- * and every final name is checked too: a link or a hard link (a file with
- * another name somewhere else) is refused, new files are made with `O_EXCL`,
- * which never follows a link.
+ * Deno has neither `openat()` nor `O_NOFOLLOW`, and changing the working
+ * directory (the usual stand-in) would change it for every thread of the
+ * process. So each operation walks from the root to the directory one
+ * component at a time (each `lstat`ed, a link refused), works on the name
+ * at once, synchronously, and checks afterwards that the directory is still
+ * the one walked and that a file it opened or made is the one named there:
+ * a directory or file swapped for a link in between is caught before a byte
+ * is written, and what was made through it is removed. A final name that is
+ * a link (symbolic, or for writing a hard link to a file named elsewhere) is
+ * refused; new files are made with `O_EXCL`, which never follows a link.
+ *
+ * What remains is a window of microseconds in which a process of the same
+ * user, racing on purpose, could make one empty file appear (and vanish)
+ * through a swapped directory; such a process can already do anything the
+ * runner can.
  *
  * @module
  */
@@ -27,7 +31,7 @@ const DIR_MODE = 0o700;
 
 /** What an anchored operation can do with single names in its directory. */
 export interface Here {
-  /** The directory's absolute path (for messages). */
+  /** The directory's absolute path. */
   readonly dir: string;
   /** The entry's info without following a link, or `null` when it is missing. */
   lstat(name: string): Deno.FileInfo | null;
@@ -58,9 +62,9 @@ export interface Here {
   list(): Deno.DirEntry[];
 }
 
-function lstatHere(name: string): Deno.FileInfo | null {
+function lstatOrNull(path: string): Deno.FileInfo | null {
   try {
-    return Deno.lstatSync(name);
+    return Deno.lstatSync(path);
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return null;
     throw error;
@@ -75,103 +79,163 @@ function sameFile(a: Deno.FileInfo, b: Deno.FileInfo): boolean {
   return a.ino === b.ino && a.dev === b.dev;
 }
 
-function makeHere(dir: string): Here {
-  const here: Here = {
-    dir,
-    lstat: lstatHere,
-    refuseLink(name, write = false): Deno.FileInfo | null {
-      const info = lstatHere(name);
-      if (info !== null && isLink(info, write)) {
-        throw new LinkRefusedError(join(dir, name));
+/** Operations on the names of one walked directory. */
+class Dir implements Here {
+  readonly dir: string;
+  readonly #info: Deno.FileInfo;
+
+  constructor(dir: string, info: Deno.FileInfo) {
+    this.dir = dir;
+    this.#info = info;
+  }
+
+  #path(name: string): string {
+    return join(this.dir, name);
+  }
+
+  /** Refuses to go on when the directory is no longer the one walked. */
+  #stillHere(): void {
+    const now = lstatOrNull(this.dir);
+    if (now === null || now.isSymlink || !sameFile(now, this.#info)) {
+      throw new LinkRefusedError(this.dir);
+    }
+  }
+
+  /**
+   * Checks, right after opening or making a file, that the directory is
+   * still the one walked (the name itself was checked against what was
+   * opened); otherwise the file is closed unwritten, and with `made`
+   * removed from where it was made.
+   */
+  #confirm(file: Deno.FsFile, name: string, made: boolean): Deno.FsFile {
+    const dirNow = lstatOrNull(this.dir);
+    if (dirNow !== null && !dirNow.isSymlink && sameFile(dirNow, this.#info)) {
+      return file;
+    }
+    const opened = file.statSync();
+    file.close();
+    const named = lstatOrNull(this.#path(name));
+    if (made && named !== null && sameFile(named, opened)) {
+      try {
+        Deno.removeSync(this.#path(name));
+      } catch {
+        // Gone already.
       }
-      return info;
-    },
-    createNew(name, options = {}): Deno.FsFile {
-      return Deno.openSync(name, {
-        read: options.read ?? false,
-        write: true,
-        append: options.append ?? false,
-        createNew: true,
-        mode: options.mode ?? FILE_MODE,
-      });
-    },
-    openExisting(name, options): Deno.FsFile | null {
-      const write = options.write === true || options.append === true;
-      for (let tries = 0;; tries++) {
-        const info = here.refuseLink(name, write);
-        if (info === null) return null;
-        if (!info.isFile) {
-          throw new StateError(`"${join(dir, name)}" is not a regular file`, {
-            code: "NOT_A_FILE",
-          });
-        }
-        let file: Deno.FsFile;
-        try {
-          file = Deno.openSync(name, options);
-        } catch (error) {
-          if (error instanceof Deno.errors.NotFound) return null;
+    }
+    throw new LinkRefusedError(this.dir);
+  }
+
+  lstat(name: string): Deno.FileInfo | null {
+    return lstatOrNull(this.#path(name));
+  }
+
+  refuseLink(name: string, write = false): Deno.FileInfo | null {
+    const info = lstatOrNull(this.#path(name));
+    if (info !== null && isLink(info, write)) {
+      throw new LinkRefusedError(this.#path(name));
+    }
+    return info;
+  }
+
+  createNew(
+    name: string,
+    options: { read?: boolean; append?: boolean; mode?: number } = {},
+  ): Deno.FsFile {
+    this.#stillHere();
+    const file = Deno.openSync(this.#path(name), {
+      read: options.read ?? false,
+      write: true,
+      append: options.append ?? false,
+      createNew: true,
+      mode: options.mode ?? FILE_MODE,
+    });
+    return this.#confirm(file, name, true);
+  }
+
+  openExisting(
+    name: string,
+    options: { read?: boolean; write?: boolean; append?: boolean },
+  ): Deno.FsFile | null {
+    const write = options.write === true || options.append === true;
+    for (let tries = 0;; tries++) {
+      this.#stillHere();
+      const info = this.refuseLink(name, write);
+      if (info === null) return null;
+      if (!info.isFile) {
+        throw new StateError(`"${this.#path(name)}" is not a regular file`, {
+          code: "NOT_A_FILE",
+        });
+      }
+      let file: Deno.FsFile;
+      try {
+        file = Deno.openSync(this.#path(name), options);
+      } catch (error) {
+        if (error instanceof Deno.errors.NotFound) return null;
+        throw error;
+      }
+      if (sameFile(file.statSync(), info)) {
+        return this.#confirm(file, name, false);
+      }
+      file.close();
+      // Replaced between the check and the open: an atomic rewrite (look
+      // again), or a link swapped in (refused by the next look).
+      if (tries >= 5) throw new LinkRefusedError(this.#path(name));
+    }
+  }
+
+  openAppend(name: string): Deno.FsFile {
+    for (let tries = 0;; tries++) {
+      const existing = this.openExisting(name, { read: true, append: true });
+      if (existing !== null) return existing;
+      try {
+        return this.createNew(name, { read: true, append: true });
+      } catch (error) {
+        if (!(error instanceof Deno.errors.AlreadyExists) || tries >= 3) {
           throw error;
         }
-        const opened = file.statSync();
-        if (sameFile(opened, info)) return file;
-        file.close();
-        // Replaced between the check and the open: an atomic rewrite (look
-        // again), or a link swapped in (refused by the next look).
-        if (tries >= 5) throw new LinkRefusedError(join(dir, name));
       }
-    },
-    openAppend(name): Deno.FsFile {
-      for (let tries = 0;; tries++) {
-        const existing = here.openExisting(name, { read: true, append: true });
-        if (existing !== null) return existing;
-        try {
-          return here.createNew(name, { read: true, append: true });
-        } catch (error) {
-          if (!(error instanceof Deno.errors.AlreadyExists) || tries >= 3) {
-            throw error;
-          }
-        }
-      }
-    },
-    rename(from, to): void {
-      const parts = to.split("/");
-      if (parts.length > 1) {
-        // A subdirectory of this one: it must be a real directory too.
-        const sub = lstatHere(parts.slice(0, -1).join("/"));
-        if (sub !== null && (sub.isSymlink || !sub.isDirectory)) {
-          throw new LinkRefusedError(join(dir, parts.slice(0, -1).join("/")));
-        }
-      }
-      Deno.renameSync(from, to);
-    },
-    link(from, to): void {
-      Deno.linkSync(from, to);
-    },
-    remove(name): void {
-      const info = lstatHere(name);
-      if (info === null) return;
-      Deno.removeSync(name, { recursive: info.isDirectory });
-    },
-    list(): Deno.DirEntry[] {
-      return Array.from(Deno.readDirSync("."));
-    },
-  };
-  return here;
-}
+    }
+  }
 
-function currentDir(): string | null {
-  try {
-    return Deno.cwd();
-  } catch {
-    return null;
+  rename(from: string, to: string): void {
+    const parts = to.split("/");
+    if (parts.length > 1) {
+      // A subdirectory (or the parent) of this one: a real directory too.
+      const sub = lstatOrNull(this.#path(parts.slice(0, -1).join("/")));
+      if (sub !== null && (sub.isSymlink || !sub.isDirectory)) {
+        throw new LinkRefusedError(this.#path(parts.slice(0, -1).join("/")));
+      }
+    }
+    this.#stillHere();
+    Deno.renameSync(this.#path(from), this.#path(to));
+  }
+
+  link(from: string, to: string): void {
+    this.#stillHere();
+    Deno.linkSync(this.#path(from), this.#path(to));
+  }
+
+  remove(name: string): void {
+    const info = lstatOrNull(this.#path(name));
+    if (info === null) return;
+    this.#stillHere();
+    Deno.removeSync(this.#path(name), { recursive: info.isDirectory });
+  }
+
+  list(): Deno.DirEntry[] {
+    this.#stillHere();
+    const entries = Array.from(Deno.readDirSync(this.dir));
+    this.#stillHere();
+    return entries;
   }
 }
 
 /**
- * Runs `work` in `dir`, reached from `root` as described above. With
- * `create`, missing directories on the way are made (mode 0700), and each
- * directory is checked to belong to this user and made private again when
- * group or others could use it.
+ * Runs `work` on `dir`, reached from `root` one component at a time: each
+ * component is `lstat`ed and a link refused. With `create`, missing
+ * directories on the way are made (mode 0700), and each is checked to
+ * belong to this user and made private again when group or others could
+ * use it.
  *
  * @throws {LinkRefusedError} for a link on the way (or one swapped in).
  * @throws {Deno.errors.NotFound} for a missing directory without `create`.
@@ -190,49 +254,36 @@ export function anchored<T>(
       code: "OUTSIDE_STATE_ROOT",
     });
   }
-  const previous = currentDir();
-  try {
-    Deno.chdir(root);
-    let path = root;
-    for (const part of rel === "" ? [] : rel.split("/")) {
-      path = join(path, part);
-      let info = lstatHere(part);
-      if (info === null) {
-        if (!options.create) {
-          throw new Deno.errors.NotFound(`No such directory: "${path}"`);
-        }
-        try {
-          Deno.mkdirSync(part, { mode: DIR_MODE });
-        } catch (error) {
-          if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
-        }
-        info = Deno.lstatSync(part);
+  // The root itself may be a link (an operator's choice): start from its target.
+  let path = Deno.lstatSync(root).isSymlink ? Deno.realPathSync(root) : root;
+  let info = Deno.lstatSync(path);
+  for (const part of rel === "" ? [] : rel.split("/")) {
+    path = join(path, part);
+    let next = lstatOrNull(path);
+    if (next === null) {
+      if (!options.create) {
+        throw new Deno.errors.NotFound(`No such directory: "${path}"`);
       }
-      if (info.isSymlink) throw new LinkRefusedError(path);
-      if (!info.isDirectory) {
-        throw new StateError(`"${path}" exists and is not a directory`, {
-          code: "NOT_A_DIRECTORY",
-        });
+      try {
+        Deno.mkdirSync(path, { mode: DIR_MODE });
+      } catch (error) {
+        if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
       }
-      if (options.create) checkOwnDir(part, path, info, options.uid ?? null);
-      Deno.chdir(part);
-      const entered = Deno.statSync(".");
-      if (entered.ino !== info.ino || entered.dev !== info.dev) {
-        throw new LinkRefusedError(path);
-      }
+      next = Deno.lstatSync(path);
     }
-    return work(makeHere(path));
-  } finally {
-    try {
-      Deno.chdir(previous ?? "/");
-    } catch {
-      Deno.chdir("/");
+    if (next.isSymlink) throw new LinkRefusedError(path);
+    if (!next.isDirectory) {
+      throw new StateError(`"${path}" exists and is not a directory`, {
+        code: "NOT_A_DIRECTORY",
+      });
     }
+    if (options.create) checkOwnDir(path, next, options.uid ?? null);
+    info = next;
   }
+  return work(new Dir(path, info));
 }
 
 function checkOwnDir(
-  name: string,
   path: string,
   info: Deno.FileInfo,
   uid: number | null,
@@ -248,6 +299,6 @@ function checkOwnDir(
     );
   }
   if (info.mode !== null && (info.mode & 0o077) !== 0) {
-    Deno.chmodSync(name, DIR_MODE);
+    Deno.chmodSync(path, DIR_MODE);
   }
 }

@@ -487,31 +487,38 @@ Deno.test("a request nested thousands of levels deep is refused with a short rea
   assert.deepEqual(root.warnings, []);
 });
 
-Deno.test("outcomes/ swapped for a link again and again while requests are processed: nothing is ever written into the link's target", async () => {
+Deno.test("outcomes/ swapped for a link again and again by another process while requests are processed: nothing is ever written into the link's target", async () => {
   await using root = await makeControlRoot();
   const canary = await makeCanary(root.dir);
   const plane = await root.open("run-a");
   await plane.promptStarted(promptStart());
-  let stop = false;
-  const swapper = (async () => {
-    for (let i = 0; !stop; i++) {
-      try {
-        await Deno.rename(root.paths.outcomes, `${root.paths.outcomes}.${i}`);
-        await Deno.symlink(canary, root.paths.outcomes);
-      } catch {
-        // The plane moved it aside or made it again meanwhile.
-      }
-      await new Promise((resolve) => setTimeout(resolve, i % 3));
-    }
-  })();
+  // A separate process swaps outcomes/ for a link to the canary as fast as
+  // it can, for as long as the requests are processed (bounded: 60 s).
+  const swapper = new Deno.Command("bash", {
+    args: [
+      "-c",
+      `end=$((SECONDS + 60)); i=0
+       while [ ! -e "$1/stop" ] && [ $SECONDS -lt $end ]; do
+         mv "$2" "$2.$i" 2>/dev/null && ln -s "$3" "$2" 2>/dev/null
+         i=$((i + 1))
+       done`,
+      "bash",
+      root.dir,
+      root.paths.outcomes,
+      canary,
+    ],
+    stdin: "null",
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
   try {
-    for (let i = 0; i < 300; i++) {
+    for (let i = 0; i < 400; i++) {
       await writeRawRequest(root.paths, `req-${i}.json`, "not json");
       await plane.boundary({ idle: true });
     }
   } finally {
-    stop = true;
-    await swapper;
+    await Deno.writeTextFile(join(root.dir, "stop"), "");
+    await swapper.status;
   }
   assert.deepEqual(await canaryNames(canary), ["bait.txt"]);
   assert.equal(
