@@ -4,11 +4,12 @@
  *
  * Every primitive takes `within`, the private root (a state root) the path
  * lies in. With it, the work is anchored to the file's directory (see
- * `_anchored.ts`): each component below the root is checked and entered, a
- * symbolic link (or a hard link to a file named elsewhere) is refused with
- * {@linkcode LinkRefusedError}, and files are created with `O_EXCL`, so
- * nothing is ever read or written through a link planted there, even one
- * swapped in between a check and a use.
+ * `_anchored.ts`): each component below the root is checked, a symbolic
+ * link (or, for writing, a hard link to a file named elsewhere) is refused
+ * with {@linkcode LinkRefusedError}, files are created with `O_EXCL`, and
+ * what was opened is checked against what was named before a byte is
+ * written, so nothing is read or written through a link planted there, even
+ * one swapped in between a check and a use.
  *
  * @module
  */
