@@ -7,9 +7,8 @@
 import {
   appendLine,
   ensurePrivateDir,
-  readTextIfExists,
+  readStateText,
 } from "../shared/files.ts";
-import { LinkRefusedError, StateError } from "../shared/errors.ts";
 import type { ControlPaths } from "./paths.ts";
 
 /** How the plane answered a command. */
@@ -67,19 +66,10 @@ export function parseLogLines(text: string): LogEntry[] {
 
 /** Reads every entry of a state root's log (none when it does not exist). */
 export async function readLogFile(paths: ControlPaths): Promise<LogEntry[]> {
-  let text: string | null;
-  try {
-    text = await readTextIfExists(paths.log, { within: paths.root });
-  } catch (error) {
-    if (error instanceof LinkRefusedError) throw error;
-    const problem = error instanceof StateError && error.code === "NOT_A_FILE"
-      ? "it is not a regular file"
-      : (error as Error).message;
-    throw new StateError(
-      `Cannot read the log "${paths.log}": ${problem}`,
-      { code: "LOG_UNREADABLE", cause: error },
-    );
-  }
+  const text = await readStateText(paths.log, paths.root, {
+    name: "the log",
+    code: "LOG_UNREADABLE",
+  });
   return text === null ? [] : parseLogLines(text);
 }
 

@@ -5,13 +5,9 @@
  * @module
  */
 
-import {
-  LinkRefusedError,
-  NotFoundError,
-  StateError,
-} from "../shared/errors.ts";
+import { NotFoundError, StateError } from "../shared/errors.ts";
 import type { AttemptMode, RunStatus } from "../shared/events.ts";
-import { readTextIfExists } from "../shared/files.ts";
+import { readStateText, readTextIfExists } from "../shared/files.ts";
 import {
   DEFAULT_VIEW,
   VIEW_KEYS,
@@ -121,25 +117,13 @@ export async function readSnapshotFile(
   path: string,
   stateRoot?: string,
 ): Promise<Snapshot | null> {
-  let raw: string | null;
-  try {
-    raw = await readTextIfExists(
-      path,
-      stateRoot === undefined ? {} : { within: stateRoot },
-    );
-  } catch (error) {
-    if (error instanceof LinkRefusedError) throw error;
-    const problem = error instanceof StateError && error.code === "NOT_A_FILE"
-      ? "it is not a regular file"
-      : (error as Error).message;
-    throw new StateError(
-      `Cannot read snapshot "${path}": ${problem}`,
-      {
-        code: "SNAPSHOT_UNREADABLE",
-        hint: "It must be a file the runner wrote; move it aside if it is not",
-      },
-    );
-  }
+  const raw = stateRoot === undefined
+    ? await readTextIfExists(path)
+    : await readStateText(path, stateRoot, {
+      name: "snapshot",
+      code: "SNAPSHOT_UNREADABLE",
+      hint: "It must be a file the runner wrote; move it aside if it is not",
+    });
   if (raw === null) return null;
   let value: unknown;
   try {

@@ -7,8 +7,8 @@
 
 import { join } from "node:path";
 import type { AttemptMode } from "../providers/provider.ts";
-import { LinkRefusedError, StateError } from "../shared/errors.ts";
-import { readTextIfExists, writeFileAtomic } from "../shared/files.ts";
+import { StateError } from "../shared/errors.ts";
+import { readStateText, writeFileAtomic } from "../shared/files.ts";
 import type { VerifyReport } from "../verify/report.ts";
 
 /** The state file's name inside a state root. */
@@ -120,24 +120,12 @@ export function emptyState(): RunState {
  */
 export async function readState(stateRoot: string): Promise<RunState> {
   const path = join(stateRoot, STATE_FILE);
-  let text: string | null;
-  try {
-    text = await readTextIfExists(path, { within: stateRoot });
-  } catch (error) {
-    if (error instanceof LinkRefusedError) throw error;
-    const problem = error instanceof StateError && error.code === "NOT_A_FILE"
-      ? "it is not a regular file"
-      : (error as Error).message;
-    throw new StateError(
-      `Cannot read state "${path}": ${problem}`,
-      {
-        code: "STATE_UNREADABLE",
-        hint:
-          "It must be the file the runner wrote; move it aside to start the packet's history afresh",
-        cause: error,
-      },
-    );
-  }
+  const text = await readStateText(path, stateRoot, {
+    name: "state",
+    code: "STATE_UNREADABLE",
+    hint:
+      "It must be the file the runner wrote; move it aside to start the packet's history afresh",
+  });
   if (text === null) return emptyState();
   let value: unknown;
   try {

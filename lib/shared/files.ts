@@ -526,6 +526,34 @@ export async function readTextIfExists(
 }
 
 /**
+ * Reads a file of a state root as text, or `null` when it does not exist.
+ * What makes it unreadable (a directory in its place, an I/O error) becomes
+ * a {@linkcode StateError} naming it as `what`; a link is refused as such.
+ *
+ * @throws {LinkRefusedError} for a link at the path or above.
+ * @throws {StateError} `Cannot read WHAT "PATH": …` with `code` and `hint`.
+ */
+export async function readStateText(
+  path: string,
+  root: string,
+  what: { name: string; code: string; hint?: string },
+): Promise<string | null> {
+  try {
+    return await readTextIfExists(path, { within: root });
+  } catch (error) {
+    if (error instanceof LinkRefusedError) throw error;
+    const problem = error instanceof StateError && error.code === "NOT_A_FILE"
+      ? "it is not a regular file"
+      : (error as Error).message;
+    throw new StateError(`Cannot read ${what.name} "${path}": ${problem}`, {
+      code: what.code,
+      ...(what.hint === undefined ? {} : { hint: what.hint }),
+      cause: error,
+    });
+  }
+}
+
+/**
  * Removes the dot-temp files (`.NAME.xxxxxxxx.tmp`, `.NAME.claimed`) a
  * killed writer left in a directory. With `olderThanMs`, only those not
  * touched for that long.
