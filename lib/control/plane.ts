@@ -307,6 +307,34 @@ export class ControlPlane implements RunHooks {
     }
   }
 
+  /**
+   * The runner's own file was moved away (and something, a link it seems,
+   * perhaps put in its place) in the instant between the runner's check and
+   * its rename: whatever was there was replaced unfollowed; this says so, as
+   * for a link moved aside.
+   */
+  async #replacedUnseen(path: string): Promise<void> {
+    const reason = `${
+      JSON.stringify(path)
+    } was moved away by someone else as the runner rewrote it, and whatever was put in its place (a link, it seems) was replaced, never followed`;
+    await this.#warn(`foreign:${path}`, reason);
+    try {
+      await appendLogEntry(this.#paths, {
+        run_id: this.#runId,
+        request_id: null,
+        command: "link_refused",
+        params: { path, kind: "replaced", target: null, moved_to: null },
+        author: "runner",
+        outcome: "rejected",
+        reason,
+        prompt_id: this.#current,
+        attempt: this.#snapshot?.attempt ?? null,
+      });
+    } catch {
+      // The warning stands.
+    }
+  }
+
   /** Opens the plane for a run: directories, archive, reconciliation, snapshot. */
   async open(info: RunOpenInfo): Promise<RunOpened> {
     this.#runId = info.run_id;
@@ -1052,7 +1080,11 @@ export class ControlPlane implements RunHooks {
       await this.#events?.sync();
       const text = JSON.stringify(this.#snapshot, null, 2) + "\n";
       await this.#guard(
-        () => writeFileAtomic(this.#paths.snapshot, text, this.#within),
+        () =>
+          writeFileAtomic(this.#paths.snapshot, text, {
+            ...this.#within,
+            onForeign: () => this.#replacedUnseen("control/snapshot.json"),
+          }),
         this.#paths.dir,
       );
     } catch (error) {

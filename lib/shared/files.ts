@@ -15,7 +15,7 @@
  */
 
 import { basename, dirname, isAbsolute, join, relative } from "node:path";
-import { anchored } from "./_anchored.ts";
+import { anchored, type Here } from "./_anchored.ts";
 import { LinkRefusedError, StateError } from "./errors.ts";
 import type { LinkRefusal } from "./run_hooks.ts";
 
@@ -189,15 +189,21 @@ async function writeTemp(
  * Replaces `path` with `text` atomically: a dot-temp file in the same
  * directory is written, synced and renamed over the target, so a reader sees
  * the old content or the new one, never a mix. The file gets mode 0600
- * unless `options.mode` says otherwise. A link at `path` is replaced, never
- * written through.
+ * unless `options.mode` says otherwise. Nothing is written through a link
+ * at `path`: with `within` a symbolic link there is refused (to be reported
+ * and moved aside), and `onForeign` hears of one put there in the instant
+ * between that check and the rename, which the rename replaced unfollowed.
  *
- * @throws {LinkRefusedError} with `within`, for a link among the parents.
+ * @throws {LinkRefusedError} with `within`, for a link at the path or among
+ * its parents.
  */
 export async function writeFileAtomic(
   path: string,
   text: string,
-  options: { mode?: number } & WithinOptions = {},
+  options: {
+    mode?: number;
+    onForeign?: (path: string) => void | Promise<void>;
+  } & WithinOptions = {},
 ): Promise<void> {
   const root = options.within;
   if (root === undefined) {
@@ -226,11 +232,19 @@ export async function writeFileAtomic(
     text,
     () => anchored(root, dir, (here) => here.remove(temp)),
   );
+  let foreign = false;
   try {
-    anchored(root, dir, (here) => {
-      here.refuseLink(name);
-      here.rename(temp, name);
-    });
+    for (let tries = 0;; tries++) {
+      try {
+        foreign = anchored(root, dir, (here) => publish(here, temp, name));
+        break;
+      } catch (error) {
+        // Something appeared at the name meanwhile: look at it again.
+        if (!(error instanceof Deno.errors.AlreadyExists) || tries >= 4) {
+          throw error;
+        }
+      }
+    }
   } catch (error) {
     try {
       anchored(root, dir, (here) => here.remove(temp));
@@ -240,6 +254,35 @@ export async function writeFileAtomic(
     throw error;
   }
   await syncDir(dir);
+  if (foreign) await options.onForeign?.(path);
+}
+
+/**
+ * Puts `temp` in place of `name`. A file there is replaced by a rename,
+ * held open across it: the rename must unlink that very file, and when it
+ * did not, something else was put at the name in between (reported as
+ * foreign). With nothing there, `temp` is published with a hard link, which
+ * fails (rather than replace) when something appeared meanwhile.
+ *
+ * @returns Whether the rename replaced something put there meanwhile.
+ * @throws {LinkRefusedError} for a symbolic link at the name.
+ * @throws {Deno.errors.AlreadyExists} when something appeared at a free name.
+ */
+function publish(here: Here, temp: string, name: string): boolean {
+  here.refuseLink(name);
+  const replaced = here.openExisting(name, { read: true });
+  if (replaced === null) {
+    here.link(temp, name);
+    here.remove(temp);
+    return false;
+  }
+  try {
+    const links = replaced.statSync().nlink ?? 1;
+    here.rename(temp, name);
+    return (replaced.statSync().nlink ?? 0) >= links;
+  } finally {
+    replaced.close();
+  }
 }
 
 /** Writes `text` into a new file, syncs and closes it; on failure `discard` it. */

@@ -591,3 +591,71 @@ Deno.test("links planted at outcomes/ and at the log at once are both moved asid
   assert.deepEqual(logged.sort(), aside.sort());
   assert.deepEqual(await canaryNames(canary), ["bait.txt"]);
 });
+
+Deno.test("links planted at control/snapshot.json by another process while it is rewritten: never followed, and every one is logged, moved aside or replaced", async () => {
+  await using root = await makeControlRoot();
+  const canary = await makeCanary(root.dir);
+  const saved = join(root.dir, "saved");
+  await Deno.mkdir(saved);
+  const plane = await root.open("run-a");
+  await plane.promptStarted(promptStart());
+  const planter = new Deno.Command("bash", {
+    args: [
+      "-c",
+      `end=$((SECONDS + 60)); i=0
+       while [ ! -e "$1/stop" ] && [ $SECONDS -lt $end ]; do
+         i=$((i + 1))
+         if [ -L "$2" ]; then continue; fi
+         mv "$2" "$3/$i" 2>/dev/null
+         ln -s "$4" "$2" 2>/dev/null && echo "$i" >> "$1/plants"
+       done`,
+      "bash",
+      root.dir,
+      root.paths.snapshot,
+      saved,
+      join(canary, "bait.txt"),
+    ],
+    stdin: "null",
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  try {
+    for (let i = 0; i < 300; i++) {
+      await plane.viewChanged({
+        log_mode: i % 2 === 0 ? "verbose" : "compact",
+        tool_output: "summary",
+        thinking: "show",
+        diff: "stat",
+      });
+    }
+  } finally {
+    await Deno.writeTextFile(join(root.dir, "stop"), "");
+    await planter.status;
+  }
+  assert.equal(
+    await Deno.readTextFile(join(canary, "bait.txt")),
+    "untouched\n",
+  );
+  assert.deepEqual(await canaryNames(canary), ["bait.txt"]);
+  const planted = (await Deno.readTextFile(join(root.dir, "plants")).catch(
+    () => "",
+  )).split("\n").filter(Boolean).length;
+  const refusals = (await readJsonl<LogEntry>(root.paths.log)).filter((e) =>
+    e.command === "link_refused" && e.params.path === "control/snapshot.json"
+  );
+  const still = (await Deno.lstat(root.paths.snapshot)).isSymlink ? 1 : 0;
+  assert.ok(planted > 0, "the planter planted links");
+  const moved = refusals.filter((e) => e.params.kind === "symbolic");
+  const replaced = refusals.filter((e) => e.params.kind === "replaced");
+  const aside = (await listNames(root.paths.dir)).filter((name) =>
+    name.startsWith("snapshot.json.link-refused-")
+  );
+  // Each link moved aside is logged; each one the runner could not see
+  // before its rename is reported as replaced (as is a file of its own
+  // moved away without a link put in its place, which is tampering too).
+  assert.equal(moved.length, aside.length);
+  assert.ok(
+    moved.length + replaced.length + still >= planted,
+    `${planted} planted: ${moved.length} moved aside, ${replaced.length} replaced, ${still} still there`,
+  );
+});
