@@ -9,6 +9,7 @@
  * @module
  */
 
+import { SteerLedger } from "./steer_ledger.ts";
 import { basename, join } from "node:path";
 import { LinkRefusedError } from "../shared/errors.ts";
 import type { RunEvent, RunStatus } from "../shared/events.ts";
@@ -203,7 +204,7 @@ export class ControlPlane implements RunHooks {
   /** Accepted steers waiting for their lane, by prompt. */
   #pending = new Map<string, number>();
   /** Steers delivered in this run, by prompt. */
-  #delivered = new Map<string, number>();
+  #delivered = new SteerLedger();
   /** The prompt steers go to, while one runs. */
   #current: string | null = null;
   #tokenBase = { input: 0, output: 0 };
@@ -582,7 +583,7 @@ export class ControlPlane implements RunHooks {
     }
     this.opened.view = view as Partial<ViewSettings>;
     for (const [prompt, ids] of await this.#interventions()) {
-      this.#delivered.set(prompt, ids.size);
+      this.#delivered.restore(prompt, ids.size);
       this.opened.delivered_steers[prompt] = ids.size;
     }
   }
@@ -894,7 +895,7 @@ export class ControlPlane implements RunHooks {
           author,
         );
       }
-      const used = (this.#delivered.get(this.#current) ?? 0) +
+      const used = this.#delivered.count(this.#current) +
         (this.#pending.get(this.#current) ?? 0);
       const max = this.#snapshot.max_steers;
       if (used >= max) {
@@ -1114,7 +1115,7 @@ export class ControlPlane implements RunHooks {
       tool_count: 0,
       input_tokens: 0,
       output_tokens: 0,
-      steer_count: this.#delivered.get(info.prompt_id) ?? 0,
+      steer_count: this.#delivered.count(info.prompt_id),
       max_steers: info.max_steers,
     });
     this.#tokenBase = { input: 0, output: 0 };
@@ -1225,9 +1226,9 @@ export class ControlPlane implements RunHooks {
           `cannot record a steer: ${recordError}`,
         );
       }
-      this.#delivered.set(prompt, (this.#delivered.get(prompt) ?? 0) + 1);
+      const count = this.#delivered.record(prompt);
       if (this.#snapshot.prompt_id === prompt) {
-        this.#snapshot.steer_count = this.#delivered.get(prompt)!;
+        this.#snapshot.steer_count = count;
       }
     }
     try {
@@ -1258,6 +1259,10 @@ export class ControlPlane implements RunHooks {
   }
 
   /** The view changed: the snapshot shows it at once. */
+  steerCount(promptId: string): number {
+    return this.#delivered.count(promptId);
+  }
+
   async viewChanged(view: ViewSettings): Promise<void> {
     if (this.#disabled) return;
     this.#snapshot.view = { ...view };

@@ -60,6 +60,7 @@ import type {
   SteerCommand,
 } from "../shared/run_hooks.ts";
 import { openPlane } from "../control/plane.ts";
+import { withSteerLedger } from "../control/steer_ledger.ts";
 import { acquireRunLock, type RunLock } from "../shared/run_lock.ts";
 import {
   type AttemptRecord,
@@ -194,7 +195,6 @@ class PacketRun {
   #current: { prompt: string; attempt: number } | null = null;
   #steers: SteerCommand[] = [];
   #delivering: SteerCommand | null = null;
-  #steered = new Map<string, number>();
   #outcomes: Record<string, PromptOutcome> = {};
   #providerName: string | null = null;
   #outputSink: RenderSink | null;
@@ -214,7 +214,7 @@ class PacketRun {
     this.#packet = packet;
     this.#plan = plan;
     this.#options = options;
-    this.#hooks = options.hooks ?? {};
+    this.#hooks = withSteerLedger(options.hooks ?? {});
     this.#stateRoot = stateRoot;
     this.#runId = options.runId ?? newId();
     this.#view = { ...DEFAULT_VIEW, ...packet.view, ...options.view };
@@ -288,11 +288,6 @@ class PacketRun {
         opened = await this.#hooks.open?.(info);
       }
       this.#seq = opened?.last_seq ?? 0;
-      for (
-        const [prompt, count] of Object.entries(opened?.delivered_steers ?? {})
-      ) {
-        this.#steered.set(prompt, count);
-      }
       if (opened && Object.keys(opened.view).length > 0) {
         // View changes an earlier process of this run applied still hold.
         const next = { ...this.#view, ...opened.view };
@@ -716,7 +711,7 @@ class PacketRun {
     entry.status = status;
     entry.reason = reason;
     entry.updated_at = new Date().toISOString();
-    const steers = this.#steered.get(prompt.id) ?? 0;
+    const steers = this.#hooks.steerCount?.(prompt.id) ?? 0;
     if (steers > 0) {
       entry.steered = true;
       entry.steer_count = steers;
@@ -1057,12 +1052,6 @@ class PacketRun {
     const attempt = this.#current?.prompt === steer.prompt_id
       ? this.#current.attempt
       : null;
-    if (delivered) {
-      this.#steered.set(
-        steer.prompt_id,
-        (this.#steered.get(steer.prompt_id) ?? 0) + 1,
-      );
-    }
     await this.#hooks.steerSettled?.({
       command: steer,
       delivered,

@@ -124,6 +124,12 @@ export interface RunHooks {
   boundary?(context: { idle: boolean }): Promise<BoundaryCommand[]>;
   /** A steer was delivered or refused by its lane. */
   steerSettled?(result: SteerResult): Promise<void>;
+  /**
+   * How many steers were delivered to a prompt in this run id. The hooks
+   * (the control plane's steer ledger) are the one owner of that count; the
+   * runner asks instead of counting.
+   */
+  steerCount?(promptId: string): number;
   /** The view changed. */
   viewChanged?(view: ViewSettings): Promise<void>;
   /** The run ended. */
