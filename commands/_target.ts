@@ -4,6 +4,7 @@
  * @module
  */
 
+import { defaultStateRoot } from "../lib/workspace/mod.ts";
 import { join, resolve } from "node:path";
 import { MANIFEST_FILE } from "../lib/packet/mod.ts";
 import { isDirectory, NotFoundError } from "../lib/shared/mod.ts";
@@ -55,7 +56,7 @@ export async function resolveTarget(
   return {
     packetDir: dir,
     stateRoot: stateRoot === undefined
-      ? join(dir, ".prompt_runner")
+      ? defaultStateRoot(dir)
       : resolve(cwd, stateRoot),
   };
 }

@@ -4,7 +4,8 @@
  * @module
  */
 
-import { join, relative, resolve } from "node:path";
+import { defaultStateRoot } from "../lib/workspace/mod.ts";
+import { relative, resolve } from "node:path";
 import { currentRun, snapshot } from "../lib/control/mod.ts";
 import { loadPacket } from "../lib/packet/mod.ts";
 import { runPacket } from "../lib/runner/mod.ts";
@@ -176,7 +177,7 @@ async function run(context: CommandContext, argv: string[]): Promise<number> {
       args.values.resume === true,
       stringFlag(args, "run-id"),
       stateRoot === undefined
-        ? join(packet.dir, ".prompt_runner")
+        ? defaultStateRoot(packet.dir)
         : resolve(context.cwd, stateRoot),
     );
     const result = await runPacket(packet, {

@@ -25,6 +25,7 @@
 
 // deno-lint-ignore-file no-console
 
+import { defaultStateRoot } from "../lib/workspace/mod.ts";
 import { join, relative } from "node:path";
 import { receiptFileName, requestIdOf } from "../lib/control/paths.ts";
 import { makeRepo } from "../tests/_helpers/temp_packet.ts";
@@ -1132,7 +1133,7 @@ async function main(): Promise<number> {
     const saved = join(dir, "saved");
     await makeCanary(canary);
     await Deno.mkdir(saved);
-    const stateRoot = join(packet, ".prompt_runner");
+    const stateRoot = defaultStateRoot(packet);
     const fuzz: Fuzz = {
       dir,
       packet,

@@ -23,6 +23,7 @@
 
 // deno-lint-ignore-file no-console
 
+import { defaultStateRoot } from "../lib/workspace/mod.ts";
 import { join } from "node:path";
 import { makeRepo } from "../tests/_helpers/temp_packet.ts";
 import {
@@ -991,7 +992,7 @@ class Soak {
   constructor(dir: string, packet: string, seed: number) {
     this.dir = dir;
     this.packet = packet;
-    this.stateRoot = join(packet, ".prompt_runner");
+    this.stateRoot = defaultStateRoot(packet);
     this.seed = seed;
   }
 

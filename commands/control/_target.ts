@@ -4,6 +4,7 @@
  * @module
  */
 
+import { defaultStateRoot } from "../../lib/workspace/mod.ts";
 import { join, resolve } from "node:path";
 import { currentRun, type RunRef } from "../../lib/control/mod.ts";
 import { MANIFEST_FILE } from "../../lib/packet/mod.ts";
@@ -36,7 +37,7 @@ export async function resolveStateRoot(
 ): Promise<string> {
   if (stateRoot !== undefined) return resolve(cwd, stateRoot);
   const dir = resolve(cwd, target ?? ".");
-  if (await isPacketDir(dir)) return join(dir, ".prompt_runner");
+  if (await isPacketDir(dir)) return defaultStateRoot(dir);
   if (await pathExists(join(dir, "control"))) return dir;
   const shown = elidePath(target ?? dir);
   if (!(await pathExists(dir))) {

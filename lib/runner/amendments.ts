@@ -7,6 +7,7 @@
  * @module
  */
 
+import { defaultStateRoot } from "../workspace/run_location.ts";
 import { basename, dirname, join } from "node:path";
 import {
   type AmendmentPhase,
@@ -162,7 +163,7 @@ async function resolve(
   const packet = await loadPacket(packetDir);
   const stateRoot = typeof target !== "string" && target.state_root
     ? target.state_root
-    : join(packet.dir, ".prompt_runner");
+    : defaultStateRoot(packet.dir);
   const prompt = packet.prompts.find((p) => p.id === id);
   if (prompt === undefined) {
     throw new NotFoundError(

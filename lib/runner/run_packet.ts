@@ -6,6 +6,7 @@
  * @module
  */
 
+import { defaultStateRoot } from "../workspace/run_location.ts";
 import { join, relative } from "node:path";
 import type { Contract } from "../packet/contract.ts";
 import {
@@ -1319,7 +1320,7 @@ export async function runPacket(
     ...(options.model ? { model: options.model } : {}),
   });
   const stateRoot = options.stateRoot === undefined
-    ? join(loaded.dir, ".prompt_runner")
+    ? defaultStateRoot(loaded.dir)
     : options.stateRoot;
   return await new PacketRun(loaded, plan, options, stateRoot).execute();
 }
