@@ -51,7 +51,7 @@ import { DEFAULT_VIEW, type ViewSettings } from "../shared/view.ts";
 import type { VerifyReport } from "../verify/report.ts";
 import { verifyContract } from "../verify/verify_contract.ts";
 import { type PlannedPrompt, planRun } from "./plan_run.ts";
-import { decideOutcome, type Decision } from "./recovery_policy.ts";
+import { decideOutcome, type RecoveryDecision } from "./recovery_policy.ts";
 import { currentContract, type EnforcedContract } from "./amendments.ts";
 import { buildRepairPrompt } from "./repair_prompt.ts";
 import type {
@@ -72,7 +72,7 @@ import {
   STATE_FILE,
   writeState,
 } from "./state_file.ts";
-import { probesDiffer, probeWorkspace } from "./_workspace_probe.ts";
+import { probeGitChanges, probesDiffer } from "./_git_probe.ts";
 
 /** Where a run writes what it renders. */
 export interface RunOutput {
@@ -495,7 +495,7 @@ class PacketRun {
       ),
     ];
     const ignore = this.#stateRoot === null ? [] : [this.#stateRoot];
-    const baseline = await probeWorkspace(roots, ignore);
+    const baseline = await probeGitChanges(roots, ignore);
     const modes: AttemptMode[] = [];
     let retries = 0;
     let repairs = 0;
@@ -544,7 +544,7 @@ class PacketRun {
         max_steers: prompt.recovery.max_steers,
       });
       await this.#emit("prompt_started", started, prompt.id, attempt);
-      const before = await probeWorkspace(roots, ignore);
+      const before = await probeGitChanges(roots, ignore);
       const session = await this.#runSession(
         planned,
         { attempt, ordinal: attempt - first + 1 },
@@ -605,8 +605,8 @@ class PacketRun {
         prompt.id,
         attempt,
       );
-      const after = await probeWorkspace(roots, ignore);
-      const decision: Decision = contractError !== null
+      const after = await probeGitChanges(roots, ignore);
+      const decision: RecoveryDecision = contractError !== null
         ? {
           kind: "verifier_fault",
           reason: `cannot verify: ${contractError}`,
