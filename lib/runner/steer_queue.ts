@@ -6,11 +6,15 @@
  * @module
  */
 
-import type { Session } from "../providers/provider.ts";
+import {
+  type Session,
+  type SteerLane,
+  steerLane,
+} from "../providers/provider.ts";
 import type { SteerCommand, SteerResult } from "../shared/run_hooks.ts";
 
 /** How a delivered steer reached the agent. */
-export type SteerDelivery = NonNullable<SteerResult["delivery"]>;
+export type SteerDelivery = SteerLane;
 
 /** What the queue reports a steer's fate to. */
 export interface SteerQueueReport {
@@ -54,7 +58,7 @@ export class SteerQueue {
     if (session === null || this.#interrupting !== null) return;
     const steer = this.#waiting.shift();
     if (steer === undefined) return;
-    if (session.acceptsInputAfterStart) {
+    if (steerLane(session) === "send_input") {
       try {
         await session.send(steer.text);
       } catch (error) {
