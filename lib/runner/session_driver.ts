@@ -49,19 +49,56 @@ export interface AttemptSlot {
   text: string;
 }
 
-/** Resolves with the promise's value, or `null` when `ms` pass first. */
-async function settleWithin<T>(
-  promise: Promise<T>,
-  ms: number,
-): Promise<T | null> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<null>((resolve) => {
-    timer = setTimeout(() => resolve(null), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
+/**
+ * Waits with a deadline, for a stream of many short waits: a wait that lasts
+ * longer than `ms` resolves with `null`. One timer serves every wait and is
+ * re-armed only when it fires (about once per `ms`), not once per event: a
+ * timer per event cost more than the rest of an in-memory event's path.
+ */
+class IdleWatch {
+  readonly #ms: number;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #since = 0;
+  #wake: ((value: null) => void) | null = null;
+
+  constructor(ms: number) {
+    this.#ms = ms;
+  }
+
+  /** The promise's value, or `null` when `ms` pass first. */
+  async within<T>(promise: Promise<T>): Promise<T | null> {
+    this.#since = performance.now();
+    const idle = new Promise<null>((resolve) => {
+      this.#wake = resolve;
+    });
+    this.#arm();
+    try {
+      return await Promise.race([promise, idle]);
+    } finally {
+      this.#wake = null;
+    }
+  }
+
+  /** Clears the timer. */
+  stop(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  #arm(): void {
+    if (this.#timer !== undefined) return;
+    const due = this.#since + this.#ms - performance.now();
+    this.#timer = setTimeout(() => this.#fire(), Math.max(0, due));
+  }
+
+  #fire(): void {
+    this.#timer = undefined;
+    const wake = this.#wake;
+    // Nobody waits: the next wait arms the timer again.
+    if (wake === null) return;
+    if (performance.now() - this.#since < this.#ms) return this.#arm();
+    this.#wake = null;
+    wake(null);
   }
 }
 
@@ -240,12 +277,13 @@ async function* paced(
   session: Session,
 ): AsyncGenerator<ProviderEvent> {
   const iterator = session.events[Symbol.asyncIterator]();
+  const watch = new IdleWatch(IDLE_TICK_MS);
   try {
     for (;;) {
       const next = iterator.next();
       let result: IteratorResult<ProviderEvent> | null = null;
       while (result === null) {
-        result = await settleWithin(next, IDLE_TICK_MS);
+        result = await watch.within(next);
         if (result === null) {
           await ctx.boundary(true);
           if (ctx.aborted) session.interrupt();
@@ -255,6 +293,7 @@ async function* paced(
       yield result.value;
     }
   } finally {
+    watch.stop();
     await iterator.return?.();
   }
 }

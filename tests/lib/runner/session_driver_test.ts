@@ -195,3 +195,53 @@ Deno.test("driveSession() reports a provider that cannot start as start_failed, 
     await dispose();
   }
 });
+
+Deno.test("driveSession() gives the hooks an idle boundary while a quiet provider keeps the next event back, and stops watching after", async () => {
+  const quiet = Promise.withResolvers<void>();
+  const provider = fakeProvider(() => [message("one")]);
+  const start = provider.start;
+  provider.start = async (request) => {
+    const session = await start(request);
+    const events = session.events;
+    return {
+      ...session,
+      events: (async function* (): AsyncGenerator<ProviderEvent> {
+        await quiet.promise; // silent until the idle boundary came
+        yield* events;
+      })(),
+    };
+  };
+  const idles: number[] = [];
+  const packet = await makePacket({
+    git: false,
+    prompts: { "01_x.prompt.md": promptFile("name: x") },
+  });
+  try {
+    const loaded = await loadPacket(packet.dir);
+    const [planned] = await planRun(loaded, {});
+    const seen: RunEvent[] = [];
+    const ctx = new RunContext(loaded, {}, DEFAULT_VIEW, {
+      runId: "20261130T000000000Z-aaaaaaaaaa",
+      stateRoot: null,
+      hooks: {
+        observe: (event) => {
+          seen.push(event);
+          return Promise.resolve();
+        },
+        boundary: ({ idle }) => {
+          if (idle) {
+            idles.push(seen.length);
+            quiet.resolve();
+          }
+          return Promise.resolve([]);
+        },
+      },
+    });
+    const outcome = await driveSession(ctx, { ...planned!, provider }, SLOT);
+    assert.equal(outcome.failure, null);
+    assert.equal(idles[0], 0, "the idle boundary came before any event");
+    assert.deepEqual(seen.map((e) => e.data.content), ["one"]);
+  } finally {
+    await packet[Symbol.asyncDispose]();
+  }
+});
