@@ -138,6 +138,8 @@ class PacketRun {
         null,
       );
       await ctx.output.finish();
+      // Open only when the run stopped mid-attempt (an internal error).
+      await ctx.output.closeTranscript();
     } catch (error) {
       failure ??= error;
     }
