@@ -1,5 +1,73 @@
 /**
- * The provider interface: what the runner needs from an agent CLI adapter.
+ * The provider interface: what the runner's session driver needs from an
+ * agent adapter (Claude Code, Codex, Gemini, Amp, the simulated provider).
+ *
+ * An adapter implements two things. A {@linkcode Provider} starts a
+ * {@linkcode Session} for a prompt in a working directory, and resumes a
+ * session's thread (after a steer on the interrupt lane, or a resumeable
+ * failure). A {@linkcode Session} is one turn of the agent: an async stream
+ * of canonical events, a steer lane (`acceptsInputAfterStart`: `send()` on
+ * the live session, or interrupt-and-resume), `interrupt()` and `close()`.
+ * CLI adapters read their child's stdout with `spawnChildLines`
+ * (`child_lines.ts`).
+ *
+ * The driver's contract, in the order it uses a session:
+ * 1. `start()` once per attempt; a throw is a `start_failed` failure.
+ * 2. It reads `events` to the end. The stream ends when the turn ends: after
+ *    `run_completed` or `run_failed`, after `interrupt()`, or when the
+ *    request's `signal` aborts. A stream that throws is a provider failure.
+ * 3. Between events it may deliver a steer: `send(text)` when
+ *    `acceptsInputAfterStart`, else `interrupt()`, then, once the stream has
+ *    ended, `resume(meta, {cause: "steer"})` on the same thread.
+ * 4. It always calls `close()`, once the stream ended or was abandoned.
+ *
+ * @example A provider whose agent answers every prompt at once
+ * ```ts
+ * import type {
+ *   Provider,
+ *   Session,
+ *   SessionRequest,
+ * } from "./provider.ts";
+ * import assert from "node:assert/strict";
+ *
+ * function echoSession(request: SessionRequest): Session {
+ *   const meta = { provider: "echo", session_id: "e1", model: "echo" };
+ *   return {
+ *     meta,
+ *     acceptsInputAfterStart: false,
+ *     events: (async function* () {
+ *       yield { type: "run_started", data: { provider_session_id: "e1" } };
+ *       yield {
+ *         type: "message_received",
+ *         data: { role: "assistant", content: request.text },
+ *       };
+ *       yield { type: "run_completed", data: { stop_reason: "end_turn" } };
+ *     })(),
+ *     interrupt: () => {},
+ *     send: () => Promise.reject(new Error("no live input")),
+ *     close: () => Promise.resolve(),
+ *   };
+ * }
+ *
+ * const echo: Provider = {
+ *   name: "echo",
+ *   defaultModel: "echo",
+ *   checkScript: () => null,
+ *   start: (request) => Promise.resolve(echoSession(request)),
+ *   resume: (_meta, request) => Promise.resolve(echoSession(request)),
+ * };
+ *
+ * const session = await echo.start({
+ *   prompt_id: "01", attempt: 1, ordinal: 1, mode: "run", text: "hi",
+ *   cwd: ".", repos: {}, model: null, allowed_tools: null,
+ *   permission_mode: null, script: null,
+ *   signal: new AbortController().signal,
+ * });
+ * const types: string[] = [];
+ * for await (const event of session.events) types.push(event.type);
+ * await session.close();
+ * assert.deepEqual(types, ["run_started", "message_received", "run_completed"]);
+ * ```
  *
  * @module
  */
@@ -63,23 +131,72 @@ export interface SessionMeta {
   [key: string]: unknown;
 }
 
-/** A live provider session: one turn of the agent. */
+/** How a steer reaches a live session. */
+export type SteerLane = "send_input" | "interrupt_and_resume";
+
+/**
+ * A live provider session: one turn of the agent (and, on the send_input
+ * lane, the input written to it while it runs).
+ */
 export interface Session {
-  /** The handles needed to resume this session. */
+  /**
+   * The handles needed to resume this session's thread. An adapter may add
+   * to it while the session runs (a CLI reports its session id in its first
+   * lines); the driver reads it only after the stream ended.
+   */
   readonly meta: SessionMeta;
   /**
-   * Whether text can be written to the live session (the send_input lane);
-   * otherwise a steer interrupts the turn and resumes the thread.
+   * Whether text can be written to the live session (the send_input lane,
+   * e.g. Claude with `--input-format stream-json`). When false, a steer
+   * interrupts the turn and resumes the thread with the steer's text (the
+   * interrupt_and_resume lane). A fact of the provider profile: constant
+   * for the session's life.
    */
   readonly acceptsInputAfterStart: boolean;
-  /** The session's events, one at a time, ending when the turn ends. */
+  /**
+   * The session's canonical events (`run_started` first, carrying
+   * `provider_session_id` as soon as it is known), one at a time, ending
+   * when the turn ends. Read once. Never throws for a malformed line of the
+   * agent's output: an adapter reports what it cannot parse as an event, or
+   * drops it.
+   */
   readonly events: AsyncIterable<ProviderEvent>;
-  /** Ends the turn at the next event boundary; the thread can be resumed. */
+  /**
+   * Ends the turn as soon as possible (a CLI adapter signals its child's
+   * process group); the stream then ends, and the thread can be resumed.
+   * Idempotent, never throws.
+   */
   interrupt(): void;
-  /** Writes text to the live session. Only when `acceptsInputAfterStart`. */
+  /**
+   * Writes a steer's text to the live session (send_input lane only).
+   *
+   * @throws {Error} when the session does not accept input, or the turn is
+   * over: the steer is then refused, never fatal.
+   */
   send(text: string): Promise<void>;
-  /** Releases the session's resources. */
+  /**
+   * Releases the session's resources: the child process group is ended
+   * (politely, then killed), pipes closed, temp files kept for a resume.
+   * Idempotent; called after the stream ended or was abandoned.
+   */
   close(): Promise<void>;
+}
+
+/**
+ * The lane a steer takes on a session.
+ *
+ * @example Usage
+ * ```ts
+ * import { steerLane } from "./provider.ts";
+ * import assert from "node:assert/strict";
+ *
+ * assert.equal(steerLane({ acceptsInputAfterStart: true }), "send_input");
+ * ```
+ */
+export function steerLane(
+  session: Pick<Session, "acceptsInputAfterStart">,
+): SteerLane {
+  return session.acceptsInputAfterStart ? "send_input" : "interrupt_and_resume";
 }
 
 /** An agent CLI adapter. */
@@ -94,8 +211,22 @@ export interface Provider {
    * @returns A problem in words, or `null` when the prompt is fine.
    */
   checkScript(script: unknown): string | null;
-  /** Starts a session for an attempt. */
+  /**
+   * Starts a session for an attempt: the agent runs `request.text` in
+   * `request.cwd`. Resolves once the session is live (its events may still
+   * be on their way).
+   *
+   * @throws {Error} when the agent cannot start (a missing binary): the
+   * attempt fails as `start_failed`.
+   */
   start(request: SessionRequest): Promise<Session>;
-  /** Resumes a session's thread, after a steer or a resumeable failure. */
+  /**
+   * Resumes a session's thread with `request.text`, after a steer on the
+   * interrupt lane (`cause: "steer"`) or a resumeable failure
+   * (`cause: "failure"`). The new session's `run_started` carries the same
+   * `provider_session_id`.
+   *
+   * @throws {Error} when the thread cannot be resumed.
+   */
   resume(meta: SessionMeta, request: ResumeRequest): Promise<Session>;
 }

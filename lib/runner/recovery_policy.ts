@@ -10,7 +10,7 @@ import type { FailureEnvelope } from "../providers/failure.ts";
 import type { VerifyReport } from "../verify/report.ts";
 
 /** What happens after an attempt. */
-export type Decision =
+export type RecoveryDecision =
   | { kind: "complete"; override: boolean; reason: string | null }
   | { kind: "retry"; delay_ms: number; reason: string }
   | { kind: "repair"; reason: string }
@@ -90,7 +90,7 @@ function unmet(report: VerifyReport): string {
  * @param input The attempt's facts and the budgets spent.
  * @returns The decision.
  */
-export function decideOutcome(input: DecisionInput): Decision {
+export function decideOutcome(input: DecisionInput): RecoveryDecision {
   const { failure, report, recovery } = input;
   if (report.faults > 0) {
     const faults = report.items.filter((item) => item.status === "fault");

@@ -1,9 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import {
-  createSimulatedProvider,
-  parseSimulatedScript,
-} from "../../../lib/providers/simulated.ts";
+import { createSimulatedProvider } from "../../../lib/providers/simulated.ts";
+import { parseSimulatedScript } from "../../../lib/providers/simulated_script.ts";
 import type {
   Session,
   SessionRequest,
@@ -279,5 +277,24 @@ Deno.test("parseSimulatedScript() refuses unknown keys and unknown error kinds, 
     lane: "resume",
     attempts: [],
     resume: null,
+  });
+});
+
+Deno.test("simulated session interrupted deep into a long turn leaves exactly the unplayed events for the resume", async () => {
+  await withTempDir(async (dir) => {
+    const provider = createSimulatedProvider();
+    const session = await provider.start(request(dir, {
+      attempts: [{ repeat: 5000, messages: ["go"] }],
+    }));
+    let played = 0;
+    for await (const _event of session.events) {
+      if (++played === 7001) session.interrupt();
+    }
+    // run_started + 2 events per round + run_completed.
+    const remaining = session.meta.remaining as ProviderEvent[];
+    assert.equal(played, 7001);
+    assert.equal(remaining.length, 1 + 2 * 5000 + 1 - 7001);
+    assert.equal(remaining.at(-1)?.type, "run_completed");
+    await session.close();
   });
 });

@@ -1,8 +1,15 @@
+/**
+ * Probing git work trees for changes, so the runner can tell whether an
+ * attempt changed anything.
+ *
+ * @module
+ */
+
 import { join, sep } from "node:path";
 import { readGitChanges } from "../verify/changed_paths.ts";
 
 /** The changed paths of each work tree a prompt touches, by top directory. */
-export type WorkspaceProbe = Record<string, Record<string, string>>;
+export type GitProbe = Record<string, Record<string, string>>;
 
 function ignored(path: string, ignore: string[]): boolean {
   return ignore.some((root) => path === root || path.startsWith(root + sep));
@@ -12,11 +19,11 @@ function ignored(path: string, ignore: string[]): boolean {
  * Reads the git status of each root's work tree. Roots outside git are left
  * out: the runner then judges changes by the verifier's evidence alone.
  */
-export async function probeWorkspace(
+export async function probeGitChanges(
   roots: string[],
   ignore: string[],
-): Promise<WorkspaceProbe> {
-  const probe: WorkspaceProbe = {};
+): Promise<GitProbe> {
+  const probe: GitProbe = {};
   for (const root of new Set(roots)) {
     const git = await readGitChanges(root);
     if (!git.ok || probe[git.top]) continue;
@@ -31,8 +38,8 @@ export async function probeWorkspace(
 
 /** Tells whether anything differs between two probes. */
 export function probesDiffer(
-  before: WorkspaceProbe,
-  after: WorkspaceProbe,
+  before: GitProbe,
+  after: GitProbe,
 ): boolean {
   for (const top of new Set([...Object.keys(before), ...Object.keys(after)])) {
     const a = before[top] ?? {};

@@ -1,0 +1,322 @@
+/**
+ * A child process read line by line, for CLI adapters: the agent runs in its
+ * own process group (so an interrupt or a timeout reaches every process it
+ * started), its stdout is read as lines with bounded memory however long a
+ * line is, the last lines of its stderr are kept for the failure message,
+ * and its exit code or signal is reported. A line that is not JSON is a
+ * line like any other: `parseJsonLine` never throws.
+ *
+ * @module
+ */
+
+/** One line of the child's stdout (without its line ending). */
+export interface ChildLine {
+  /** The line's text, cut at `maxLineBytes` when it was longer. */
+  text: string;
+  /** Whether the line was longer than `maxLineBytes` and was cut. */
+  truncated: boolean;
+  /** The line's whole length in bytes, before any cut. */
+  bytes: number;
+}
+
+/** A line parsed as JSON, or why it is not. */
+export type ParsedLine =
+  | { kind: "json"; value: unknown; line: ChildLine }
+  | { kind: "text"; reason: string; line: ChildLine };
+
+/** How the child ended. */
+export interface ChildExit {
+  /** The exit code; with a signal, 128 + its number, as Deno reports it. */
+  code: number;
+  /** The signal that ended it, or `null`. */
+  signal: Deno.Signal | null;
+  /** The last lines of its stderr, oldest first. */
+  stderr: string[];
+}
+
+/** Options for {@linkcode spawnChildLines}. */
+export interface SpawnChildLinesOptions {
+  /** Arguments (never through a shell). */
+  args?: string[];
+  /** Working directory. */
+  cwd?: string;
+  /** Variables added to (or, with `clearEnv`, making up) the environment. */
+  env?: Record<string, string>;
+  /** Start from an empty environment. */
+  clearEnv?: boolean;
+  /**
+   * `null` (the default): the child reads end-of-file at once (a CLI with
+   * its prompt on argv must not wait on stdin). `piped`: {@linkcode
+   * ChildLines.write} feeds it.
+   */
+  stdin?: "null" | "piped";
+  /** A longer stdout line is cut to this many bytes (default 8 MiB). */
+  maxLineBytes?: number;
+  /** How many stderr lines to keep (default 40), each cut at 4 KiB. */
+  stderrLines?: number;
+}
+
+const DEFAULT_MAX_LINE_BYTES = 8 << 20;
+const DEFAULT_STDERR_LINES = 40;
+const STDERR_LINE_BYTES = 4096;
+const NEWLINE = 10;
+
+/**
+ * Splits a byte stream into lines, keeping at most `maxBytes` of each: the
+ * rest of a longer line is counted and dropped, never held.
+ */
+export async function* readLines(
+  stream: ReadableStream<Uint8Array>,
+  maxBytes: number,
+): AsyncGenerator<ChildLine> {
+  const decoder = new TextDecoder();
+  let parts: Uint8Array[] = [];
+  let kept = 0;
+  let bytes = 0;
+  const take = (chunk: Uint8Array): void => {
+    bytes += chunk.length;
+    const room = maxBytes - kept;
+    if (room <= 0 || chunk.length === 0) return;
+    const part = chunk.length > room ? chunk.subarray(0, room) : chunk;
+    // A copy: the stream may reuse its buffer.
+    parts.push(part.slice());
+    kept += part.length;
+  };
+  const line = (): ChildLine => {
+    let joined: Uint8Array;
+    if (parts.length === 1) joined = parts[0]!;
+    else {
+      joined = new Uint8Array(kept);
+      let offset = 0;
+      for (const part of parts) {
+        joined.set(part, offset);
+        offset += part.length;
+      }
+    }
+    let text = decoder.decode(joined);
+    if (text.endsWith("\r")) text = text.slice(0, -1);
+    const result = { text, truncated: bytes > maxBytes, bytes };
+    parts = [];
+    kept = 0;
+    bytes = 0;
+    return result;
+  };
+  for await (const chunk of stream) {
+    let start = 0;
+    for (;;) {
+      const end = chunk.indexOf(NEWLINE, start);
+      if (end === -1) break;
+      take(chunk.subarray(start, end));
+      yield line();
+      start = end + 1;
+    }
+    take(chunk.subarray(start));
+  }
+  if (bytes > 0) yield line();
+}
+
+/**
+ * Parses one line as JSON without ever throwing: blank, cut or malformed
+ * lines come back as text with the reason.
+ *
+ * @example Usage
+ * ```ts
+ * import { parseJsonLine } from "./child_lines.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const ok = parseJsonLine({ text: '{"type":"result"}', truncated: false, bytes: 17 });
+ * assert.equal(ok.kind, "json");
+ * const noise = parseJsonLine({ text: "Warning: slow", truncated: false, bytes: 13 });
+ * assert.equal(noise.kind, "text");
+ * ```
+ */
+export function parseJsonLine(line: ChildLine): ParsedLine {
+  if (line.truncated) {
+    return {
+      kind: "text",
+      reason: `line of ${line.bytes} bytes was cut`,
+      line,
+    };
+  }
+  if (line.text.trim() === "") return { kind: "text", reason: "blank", line };
+  try {
+    return { kind: "json", value: JSON.parse(line.text), line };
+  } catch (error) {
+    return { kind: "text", reason: (error as Error).message, line };
+  }
+}
+
+/**
+ * A child process in its own process group, read line by line. Read
+ * `lines()` (or `json()`) once, to the end; then `exit` resolves. Always
+ * `close()` it.
+ */
+export class ChildLines {
+  /** The child's pid, which is also its process group id. */
+  readonly pid: number;
+  /** Resolves when the child has exited and its stderr is read. */
+  readonly exit: Promise<ChildExit>;
+  readonly #child: Deno.ChildProcess;
+  readonly #maxLineBytes: number;
+  readonly #stderr: string[] = [];
+  readonly #stdin: WritableStreamDefaultWriter<Uint8Array> | null;
+  #exited = false;
+  #closed = false;
+
+  /** Use {@linkcode spawnChildLines}. */
+  constructor(
+    child: Deno.ChildProcess,
+    options: { maxLineBytes: number; stderrLines: number; piped: boolean },
+  ) {
+    this.#child = child;
+    this.pid = child.pid;
+    this.#maxLineBytes = options.maxLineBytes;
+    this.#stdin = options.piped ? child.stdin.getWriter() : null;
+    const stderrDone = this.#keepStderr(options.stderrLines);
+    this.exit = Promise.all([child.status, stderrDone]).then(([status]) => {
+      this.#exited = true;
+      return {
+        code: status.code,
+        signal: status.signal,
+        stderr: [...this.#stderr],
+      };
+    });
+  }
+
+  /** The last lines of stderr so far, oldest first. */
+  get stderr(): string[] {
+    return [...this.#stderr];
+  }
+
+  /** The child's stdout, line by line, until it closes. */
+  lines(): AsyncGenerator<ChildLine> {
+    return readLines(this.#child.stdout, this.#maxLineBytes);
+  }
+
+  /** The child's stdout lines, each parsed as JSON or kept as text. */
+  async *json(): AsyncGenerator<ParsedLine> {
+    for await (const line of this.lines()) yield parseJsonLine(line);
+  }
+
+  /**
+   * Writes to the child's stdin (spawned with `stdin: "piped"`).
+   *
+   * @throws {Error} when stdin is not piped, or the child closed it.
+   */
+  async write(text: string): Promise<void> {
+    if (this.#stdin === null) throw new Error("the child's stdin is not piped");
+    await this.#stdin.write(new TextEncoder().encode(text));
+  }
+
+  /** Closes the child's stdin (it reads end-of-file). */
+  async closeInput(): Promise<void> {
+    await this.#stdin?.close().catch(() => {});
+  }
+
+  /**
+   * Sends a signal to the child's whole process group. Never throws: a
+   * group that is gone has nothing left to signal.
+   */
+  signal(signal: Deno.Signal = "SIGTERM"): void {
+    if (this.#exited) return;
+    try {
+      Deno.kill(-this.pid, signal);
+    } catch {
+      try {
+        this.#child.kill(signal);
+      } catch {
+        // Already gone.
+      }
+    }
+  }
+
+  /**
+   * Ends the child: stdin closed, then SIGTERM to its group, then SIGKILL
+   * after `graceMs`, then stdout dropped. Idempotent.
+   *
+   * @returns How it ended.
+   */
+  async close(graceMs = 2000): Promise<ChildExit> {
+    if (!this.#closed) {
+      this.#closed = true;
+      await this.closeInput();
+      if (!this.#exited) {
+        this.signal("SIGTERM");
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const killed = new Promise<void>((resolve) => {
+          timer = setTimeout(() => {
+            this.signal("SIGKILL");
+            resolve();
+          }, graceMs);
+        });
+        await Promise.race([this.#child.status, killed]);
+        clearTimeout(timer);
+      }
+      // A stdout nobody read to the end is released (a grandchild may hold it).
+      await this.#child.stdout.cancel().catch(() => {});
+    }
+    return await this.exit;
+  }
+
+  async #keepStderr(keep: number): Promise<void> {
+    try {
+      for await (
+        const line of readLines(this.#child.stderr, STDERR_LINE_BYTES)
+      ) {
+        if (keep === 0) continue;
+        this.#stderr.push(line.truncated ? `${line.text}…` : line.text);
+        if (this.#stderr.length > keep) this.#stderr.shift();
+      }
+    } catch {
+      // The pipe broke: keep what arrived.
+    }
+  }
+}
+
+/**
+ * Spawns `command` in its own process group (a new session, so the whole
+ * agent and the tools it starts can be signalled at once), with stdout and
+ * stderr piped.
+ *
+ * Requires `--allow-run` permission.
+ *
+ * @param command The executable.
+ * @param options Arguments, working directory, environment, stdin, limits.
+ * @returns The running child.
+ * @throws {Deno.errors.NotFound} when the executable does not exist.
+ *
+ * @example Usage
+ * ```ts
+ * import { spawnChildLines } from "./child_lines.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const child = spawnChildLines("sh", { args: ["-c", "echo '{\"n\":1}'; echo oops"] });
+ * const kinds: string[] = [];
+ * for await (const line of child.json()) kinds.push(line.kind);
+ * const exit = await child.close();
+ * assert.deepEqual(kinds, ["json", "text"]);
+ * assert.equal(exit.code, 0);
+ * ```
+ */
+export function spawnChildLines(
+  command: string,
+  options: SpawnChildLinesOptions = {},
+): ChildLines {
+  const piped = options.stdin === "piped";
+  const child = new Deno.Command(command, {
+    args: options.args ?? [],
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+    ...(options.env === undefined ? {} : { env: options.env }),
+    ...(options.clearEnv ? { clearEnv: true } : {}),
+    stdin: piped ? "piped" : "null",
+    stdout: "piped",
+    stderr: "piped",
+    // setsid(): the child leads a new process group.
+    detached: true,
+  }).spawn();
+  return new ChildLines(child, {
+    maxLineBytes: options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES,
+    stderrLines: options.stderrLines ?? DEFAULT_STDERR_LINES,
+    piped,
+  });
+}

@@ -1,0 +1,299 @@
+/**
+ * The session driver: one provider session of an attempt. Events come in
+ * and are emitted; between them the control plane's commands are applied
+ * and steers delivered on the session's lane (sent as input, or the turn
+ * interrupted and the thread resumed with the steer); a timeout interrupts;
+ * a resumeable failure resumes the thread within the recovery budget.
+ *
+ * @module
+ */
+
+import type { PlannedPrompt } from "./plan_run.ts";
+import { classifyFailure, type FailureEnvelope } from "../providers/failure.ts";
+import type {
+  AttemptMode,
+  Session,
+  SessionRequest,
+} from "../providers/provider.ts";
+import type { ProviderEvent } from "../shared/events.ts";
+import type { RunContext } from "./_run_context.ts";
+
+/** The longest a runner goes without consuming control requests. */
+const IDLE_TICK_MS = 1000;
+
+/** Added to a steer's text when it resumes an interrupted turn. */
+const STEER_SUFFIX =
+  "\n\n(This is a steer from the operator, not a new task. " +
+  "Take it into account and carry on with the work you were doing: the task " +
+  "is unchanged. Do not start over and do not stop to acknowledge this message.)";
+
+/** How a session ended. */
+export interface SessionOutcome {
+  /** The first failure, or `null` when the turn ended well. */
+  failure: FailureEnvelope | null;
+  /** Whether the run was interrupted during the session. */
+  interrupted: boolean;
+  /** How many failure-resumes it took. */
+  resumes: number;
+}
+
+/** Which attempt a session serves. */
+export interface AttemptSlot {
+  /** The attempt number within the run. */
+  attempt: number;
+  /** Its place among this process's attempts of the prompt (1 for the first). */
+  ordinal: number;
+  /** The attempt's mode. */
+  mode: AttemptMode;
+  /** The text sent to the agent. */
+  text: string;
+}
+
+/**
+ * Waits with a deadline, for a stream of many short waits: a wait that lasts
+ * longer than `ms` resolves with `null`. One timer serves every wait and is
+ * re-armed only when it fires (about once per `ms`), not once per event: a
+ * timer per event cost more than the rest of an in-memory event's path.
+ */
+class IdleWatch {
+  readonly #ms: number;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #since = 0;
+  #wake: ((value: null) => void) | null = null;
+
+  constructor(ms: number) {
+    this.#ms = ms;
+  }
+
+  /** The promise's value, or `null` when `ms` pass first. */
+  async within<T>(promise: Promise<T>): Promise<T | null> {
+    this.#since = performance.now();
+    const idle = new Promise<null>((resolve) => {
+      this.#wake = resolve;
+    });
+    this.#arm();
+    try {
+      return await Promise.race([promise, idle]);
+    } finally {
+      this.#wake = null;
+    }
+  }
+
+  /** Clears the timer. */
+  stop(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  #arm(): void {
+    if (this.#timer !== undefined) return;
+    const due = this.#since + this.#ms - performance.now();
+    this.#timer = setTimeout(() => this.#fire(), Math.max(0, due));
+  }
+
+  #fire(): void {
+    this.#timer = undefined;
+    const wake = this.#wake;
+    // Nobody waits: the next wait arms the timer again.
+    if (wake === null) return;
+    if (performance.now() - this.#since < this.#ms) return this.#arm();
+    this.#wake = null;
+    wake(null);
+  }
+}
+
+/**
+ * Runs one attempt's provider session to its end, through any steer- and
+ * failure-resumes of its thread.
+ */
+export async function driveSession(
+  ctx: RunContext,
+  planned: PlannedPrompt,
+  slot: AttemptSlot,
+): Promise<SessionOutcome> {
+  const { prompt, provider, model } = planned;
+  const { attempt } = slot;
+  ctx.providerName = provider.name;
+  ctx.output.cwd = prompt.cwd;
+  const request: SessionRequest = {
+    prompt_id: prompt.id,
+    attempt,
+    ordinal: slot.ordinal,
+    mode: slot.mode,
+    text: slot.text,
+    cwd: prompt.cwd,
+    repos: Object.fromEntries(ctx.packet.repos.map((r) => [r.name, r.path])),
+    model,
+    allowed_tools: prompt.allowed_tools,
+    permission_mode: prompt.permission_mode,
+    script: prompt.simulate,
+    signal: ctx.abort.signal,
+  };
+  let session: Session;
+  try {
+    session = await provider.start(request);
+  } catch (error) {
+    const message = `cannot start ${provider.name} session: ${
+      (error as Error).message
+    }`;
+    await ctx.emit(
+      "error_occurred",
+      { error_code: "start_failed", error_message: message },
+      prompt.id,
+      attempt,
+    );
+    return {
+      failure: {
+        ...classifyFailure({ message }),
+        failure_class: "start_failed",
+        retryable: false,
+        repairable: false,
+        resumeable: false,
+      },
+      interrupted: false,
+      resumes: 0,
+    };
+  }
+  let failure: FailureEnvelope | null = null;
+  let resumes = 0;
+  let timedOut = false;
+  const timer = prompt.timeout_ms === null ? undefined : setTimeout(() => {
+    timedOut = true;
+    ctx.session?.interrupt();
+  }, prompt.timeout_ms);
+  try {
+    for (;;) {
+      ctx.session = session;
+      try {
+        for await (const event of paced(ctx, session)) {
+          await ctx.emit(event.type, event.data, prompt.id, attempt);
+          if (
+            failure === null &&
+            (event.type === "error_occurred" || event.type === "run_failed")
+          ) {
+            failure = classifyFailure(
+              event.data.provider_error ??
+                { message: event.data.error_message },
+            );
+          }
+          await ctx.boundary(false);
+          if (ctx.aborted) break;
+        }
+      } catch (error) {
+        failure ??= classifyFailure({
+          message: `the ${provider.name} stream failed: ${
+            (error as Error).message
+          }`,
+        });
+      }
+      if (ctx.aborted) {
+        session.interrupt();
+        return { failure, interrupted: true, resumes };
+      }
+      if (timedOut && failure === null) {
+        failure = classifyFailure({
+          kind: "transport_timeout",
+          message:
+            `the session ran longer than its timeout of ${prompt.timeout_ms} ms`,
+        });
+      }
+      const steer = timedOut ? null : ctx.steers.takeInterrupting();
+      if (steer !== null) {
+        await session.close();
+        try {
+          session = await provider.resume(session.meta, {
+            ...request,
+            text: steer.text + STEER_SUFFIX,
+            steer: steer.text,
+            cause: "steer",
+          });
+        } catch (error) {
+          await ctx.steers.settle(
+            steer,
+            false,
+            undefined,
+            `cannot resume the session: ${(error as Error).message}`,
+          );
+          break;
+        }
+        await ctx.steers.settle(steer, true, "interrupt_and_resume");
+        continue;
+      }
+      if (
+        failure !== null && failure.resumeable &&
+        !failure.local_deterministic &&
+        resumes < prompt.recovery.resume_attempts && !timedOut
+      ) {
+        resumes++;
+        await ctx.emit(
+          "session_resumed",
+          {
+            prompt_id: prompt.id,
+            cause: "failure",
+            failure_class: failure.failure_class,
+            resume: resumes,
+            limit: prompt.recovery.resume_attempts,
+          },
+          prompt.id,
+          attempt,
+        );
+        await session.close();
+        try {
+          session = await provider.resume(session.meta, {
+            ...request,
+            text: "Continue",
+            cause: "failure",
+          });
+        } catch (error) {
+          failure = {
+            ...failure,
+            message: `${failure.message}; resume failed: ${
+              (error as Error).message
+            }`,
+          };
+          break;
+        }
+        failure = null;
+        continue;
+      }
+      break;
+    }
+  } finally {
+    clearTimeout(timer);
+    ctx.session = null;
+    await session.close();
+    ctx.steers.requeueInterrupting();
+  }
+  return { failure, interrupted: false, resumes };
+}
+
+/**
+ * Yields a session's events, consuming control requests at least once a
+ * second while the provider is quiet (a long think, a slow tool), so a view
+ * change or a steer never waits for the next event.
+ */
+async function* paced(
+  ctx: RunContext,
+  session: Session,
+): AsyncGenerator<ProviderEvent> {
+  const iterator = session.events[Symbol.asyncIterator]();
+  const watch = new IdleWatch(IDLE_TICK_MS);
+  try {
+    for (;;) {
+      const next = iterator.next();
+      let result: IteratorResult<ProviderEvent> | null = null;
+      while (result === null) {
+        result = await watch.within(next);
+        if (result === null) {
+          await ctx.boundary(true);
+          if (ctx.aborted) session.interrupt();
+        }
+      }
+      if (result.done) return;
+      yield result.value;
+    }
+  } finally {
+    watch.stop();
+    await iterator.return?.();
+  }
+}

@@ -1,0 +1,182 @@
+import assert from "node:assert/strict";
+import {
+  type ChildLine,
+  parseJsonLine,
+  readLines,
+  spawnChildLines,
+} from "../../../lib/providers/child_lines.ts";
+
+function streamOf(chunks: (string | Uint8Array)[]): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  return ReadableStream.from(
+    chunks.map((c) => typeof c === "string" ? encoder.encode(c) : c),
+  );
+}
+
+async function collect(lines: AsyncIterable<ChildLine>): Promise<ChildLine[]> {
+  const all: ChildLine[] = [];
+  for await (const line of lines) all.push(line);
+  return all;
+}
+
+/**
+ * The state letter and process group of a pid, or null when it is gone.
+ * Read by `sh`: Deno itself may not read another process's `/proc` entry.
+ */
+async function procStat(
+  pid: number,
+): Promise<{ state: string; pgid: number } | null> {
+  const out = await new Deno.Command("sh", {
+    args: ["-c", `cat /proc/${pid}/stat 2>/dev/null`],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  const stat = new TextDecoder().decode(out.stdout);
+  if (stat === "") return null;
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return { state: fields[0]!, pgid: Number(fields[2]) };
+}
+
+Deno.test("readLines() joins lines split across chunks, even inside a UTF-8 character, and strips CRLF", async () => {
+  const euro = new TextEncoder().encode("€"); // three bytes
+  const lines = await collect(readLines(
+    streamOf([
+      "one\r\ntw",
+      "o\nprice ",
+      euro.subarray(0, 1),
+      euro.subarray(1),
+      "\n\nlast",
+    ]),
+    1024,
+  ));
+  assert.deepEqual(lines.map((l) => l.text), [
+    "one",
+    "two",
+    "price €",
+    "",
+    "last",
+  ]);
+  assert.ok(lines.every((l) => !l.truncated));
+});
+
+Deno.test("readLines() cuts a line longer than the limit, counts its bytes, and reads the next line whole", async () => {
+  const huge = "x".repeat(300_000);
+  const chunks = [...huge.match(/.{1,65536}/g)!, '\n{"after":true}\n'];
+  const lines = await collect(readLines(streamOf(chunks), 1000));
+  assert.equal(lines.length, 2);
+  assert.equal(lines[0]!.text.length, 1000);
+  assert.equal(lines[0]!.truncated, true);
+  assert.equal(lines[0]!.bytes, 300_000);
+  assert.deepEqual(lines[1], {
+    text: '{"after":true}',
+    truncated: false,
+    bytes: 14,
+  });
+});
+
+Deno.test("parseJsonLine() never throws: malformed, blank and cut lines come back as text with a reason", () => {
+  const line = (text: string, truncated = false): ChildLine => ({
+    text,
+    truncated,
+    bytes: text.length,
+  });
+  const parsed = parseJsonLine(line('{"type":"system","subtype":"init"}'));
+  assert.equal(parsed.kind, "json");
+  assert.deepEqual(parsed.kind === "json" && parsed.value, {
+    type: "system",
+    subtype: "init",
+  });
+  for (const bad of [line("{not json"), line("   "), line('{"a":1}', true)]) {
+    const result = parseJsonLine(bad);
+    assert.equal(result.kind, "text");
+    assert.ok(result.kind === "text" && result.reason.length > 0);
+  }
+});
+
+Deno.test("spawnChildLines() reads a real child's stdout as lines, JSON or not, and reports its exit code and stderr's last lines", async () => {
+  const child = spawnChildLines("sh", {
+    args: [
+      "-c",
+      'echo \'{"type":"a"}\'; echo "Reading additional input..."; ' +
+      "for i in 1 2 3 4 5; do echo err$i >&2; done; " +
+      'printf \'{"type":"b"}\'; exit 3',
+    ],
+    stderrLines: 2,
+  });
+  const kinds: string[] = [];
+  for await (const line of child.json()) {
+    kinds.push(
+      line.kind === "json" ? (line.value as { type: string }).type : "text",
+    );
+  }
+  const exit = await child.close();
+  assert.deepEqual(kinds, ["a", "text", "b"]);
+  assert.equal(exit.code, 3);
+  assert.equal(exit.signal, null);
+  assert.deepEqual(exit.stderr, ["err4", "err5"]);
+});
+
+Deno.test("spawnChildLines() puts the child in its own process group", async () => {
+  const child = spawnChildLines("sh", {
+    args: ["-c", "echo ready; read x"],
+    stdin: "piped",
+  });
+  const lines = child.lines();
+  assert.equal((await lines.next()).value?.text, "ready");
+  const stat = await procStat(child.pid);
+  assert.equal(stat?.pgid, child.pid);
+  await child.write("go\n");
+  assert.equal((await lines.next()).done, true);
+  const exit = await child.close();
+  assert.equal(exit.code, 0);
+});
+
+Deno.test("spawnChildLines() close() ends the whole process group, grandchildren included, and reports the signal", async () => {
+  const child = spawnChildLines("sh", {
+    args: ["-c", "sleep 60 & echo $!; sleep 60"],
+  });
+  const lines = child.lines();
+  const grandchild = Number((await lines.next()).value?.text);
+  assert.ok(grandchild > 0);
+  const exit = await child.close();
+  assert.equal(exit.signal, "SIGTERM");
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const stat = await procStat(grandchild);
+    // Gone, or a zombie waiting for init to reap it: either way, not running.
+    if (stat === null || stat.state === "Z") break;
+    assert.ok(
+      Date.now() < deadline,
+      `grandchild ${grandchild} still ${stat.state}`,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+});
+
+Deno.test("spawnChildLines() feeds a piped stdin, and the child sees end-of-file on closeInput()", async () => {
+  const child = spawnChildLines("cat", { stdin: "piped" });
+  await child.write('{"type":"user"}\n');
+  await child.write("second\n");
+  await child.closeInput();
+  const lines = await collect(child.lines());
+  const exit = await child.close();
+  assert.deepEqual(lines.map((l) => l.text), ['{"type":"user"}', "second"]);
+  assert.equal(exit.code, 0);
+});
+
+Deno.test("spawnChildLines() with a null stdin gives the child end-of-file at once and refuses write()", async () => {
+  const child = spawnChildLines("cat");
+  const lines = await collect(child.lines());
+  await assert.rejects(() => child.write("x"), /not piped/);
+  const exit = await child.close();
+  assert.deepEqual(lines, []);
+  assert.equal(exit.code, 0);
+});
+
+Deno.test("spawnChildLines() throws NotFound for a missing executable", () => {
+  assert.throws(
+    () => spawnChildLines("/nonexistent/agent-cli"),
+    Deno.errors.NotFound,
+  );
+});

@@ -1,0 +1,128 @@
+import assert from "node:assert/strict";
+import type { Session } from "../../../lib/providers/provider.ts";
+import type {
+  SteerCommand,
+  SteerResult,
+} from "../../../lib/shared/run_hooks.ts";
+import { SteerQueue } from "../../../lib/runner/steer_queue.ts";
+
+function steer(text: string, prompt = "01"): SteerCommand {
+  return {
+    command: "steer",
+    text,
+    prompt_id: prompt,
+    request_id: `req-${text}`,
+    author: "ada",
+  };
+}
+
+function fakeSession(
+  acceptsInput: boolean,
+  refuse = false,
+): Session & { sent: string[]; interrupts: number } {
+  const session = {
+    meta: { provider: "fake", session_id: "s1", model: "m" },
+    acceptsInputAfterStart: acceptsInput,
+    events: (async function* (): AsyncGenerator<never> {})(),
+    sent: [] as string[],
+    interrupts: 0,
+    interrupt(): void {
+      session.interrupts++;
+    },
+    send(text: string): Promise<void> {
+      if (refuse) return Promise.reject(new Error("turn over"));
+      session.sent.push(text);
+      return Promise.resolve();
+    },
+    close: () => Promise.resolve(),
+  };
+  return session;
+}
+
+function recordingQueue(): {
+  queue: SteerQueue;
+  settled: SteerResult[];
+  steered: string[];
+} {
+  const settled: SteerResult[] = [];
+  const steered: string[] = [];
+  const queue = new SteerQueue({
+    where: () => ({ attempt: 2, provider: "fake" }),
+    settled: (result) => {
+      settled.push(result);
+      return Promise.resolve();
+    },
+    steered: (command, delivery) => {
+      steered.push(`${command.text}:${delivery}`);
+      return Promise.resolve();
+    },
+  });
+  return { queue, settled, steered };
+}
+
+Deno.test("SteerQueue delivers on the send_input lane at once, one steer per boundary, in arrival order", async () => {
+  const { queue, settled, steered } = recordingQueue();
+  const session = fakeSession(true);
+  queue.push(steer("a"));
+  queue.push(steer("b"));
+  await queue.deliver(session);
+  assert.deepEqual(session.sent, ["a"]);
+  await queue.deliver(session);
+  assert.deepEqual(session.sent, ["a", "b"]);
+  assert.deepEqual(steered, ["a:send_input", "b:send_input"]);
+  assert.deepEqual(
+    settled.map((r) => [r.command.text, r.delivered, r.delivery, r.attempt]),
+    [["a", true, "send_input", 2], ["b", true, "send_input", 2]],
+  );
+});
+
+Deno.test("SteerQueue refuses a steer the live session will not take, with the reason, and emits nothing", async () => {
+  const { queue, settled, steered } = recordingQueue();
+  queue.push(steer("a"));
+  await queue.deliver(fakeSession(true, true));
+  assert.deepEqual(steered, []);
+  assert.equal(settled.length, 1);
+  assert.equal(settled[0]!.delivered, false);
+  assert.match(settled[0]!.reason ?? "", /refused it: turn over/);
+});
+
+Deno.test("SteerQueue on the interrupt lane interrupts once and holds the steer for the resume", async () => {
+  const { queue, settled } = recordingQueue();
+  const session = fakeSession(false);
+  queue.push(steer("a"));
+  queue.push(steer("b"));
+  await queue.deliver(session);
+  await queue.deliver(session); // "a" is still interrupting: "b" waits
+  assert.equal(session.interrupts, 1);
+  assert.equal(settled.length, 0);
+  assert.equal(queue.takeInterrupting()?.text, "a");
+  assert.equal(queue.takeInterrupting(), null);
+  await queue.deliver(session);
+  assert.equal(session.interrupts, 2);
+});
+
+Deno.test("SteerQueue puts an undelivered interrupting steer back first, and refuses only the finished prompt's steers", async () => {
+  const { queue, settled } = recordingQueue();
+  const session = fakeSession(false);
+  queue.push(steer("a"));
+  queue.push(steer("other", "02"));
+  await queue.deliver(session);
+  queue.requeueInterrupting();
+  await queue.refuseWaiting("01", "prompt 01 finished");
+  assert.deepEqual(
+    settled.map((r) => [r.command.text, r.delivered, r.reason]),
+    [["a", false, "prompt 01 finished"]],
+  );
+  await queue.deliver(fakeSession(true));
+  assert.equal(settled.at(-1)?.command.text, "other");
+  assert.equal(queue.takeInterrupting(), null);
+});
+
+Deno.test("SteerQueue does nothing without a live session", async () => {
+  const { queue, settled } = recordingQueue();
+  queue.push(steer("a"));
+  await queue.deliver(null);
+  assert.equal(settled.length, 0);
+  await queue.deliver(fakeSession(true));
+  assert.equal(settled[0]?.command.text, "a");
+});
