@@ -7,6 +7,7 @@
 
 import { parseArgs } from "node:util";
 import { UsageError } from "../lib/shared/errors.ts";
+import { parseViewSettings, type ViewSettings } from "../lib/shared/view.ts";
 
 /** The description of one flag. */
 export interface FlagSpec {
@@ -65,4 +66,22 @@ export function stringFlag(args: ParsedArgs, name: string): string | undefined {
 /** Reads a boolean flag. */
 export function booleanFlag(args: ParsedArgs, name: string): boolean {
   return args.values[name] === true;
+}
+
+/** Reads the view flags shared by `run`, `control view` and `control events`. */
+export function viewFlags(
+  values: Record<string, unknown>,
+): Partial<ViewSettings> {
+  const raw: Record<string, unknown> = {};
+  for (
+    const [flag, key] of [
+      ["log-mode", "log_mode"],
+      ["tool-output", "tool_output"],
+      ["thinking", "thinking"],
+      ["diff", "diff"],
+    ] as const
+  ) {
+    if (values[flag] !== undefined) raw[key] = values[flag];
+  }
+  return parseViewSettings(raw, { allowEmpty: true });
 }

@@ -21,21 +21,7 @@ import { readRunLock, UsageError } from "../lib/shared/mod.ts";
 import { parseCommandArgs, stringFlag } from "./_args.ts";
 import type { Command, CommandContext } from "./_context.ts";
 import { resolveTarget } from "./_target.ts";
-
-const HELP = `Usage: prompt_runner status [TARGET] [options]
-
-Shows each prompt of a packet: its status, its attempts (mode and outcome),
-and its last verifier result. TARGET is a packet directory (default: the
-current directory).
-
-Options:
-  --state-root DIR    Read run state from DIR (default: TARGET/.prompt_runner)
-  --json              Print one JSON object (NDJSON) instead of text
-  -h, --help          Show this help
-
-Exit codes:
-  0 ok   2 usage error   3 packet not found   4 state.json unreadable
-`;
+import { STATUS_INFO } from "./_help.ts";
 
 const FLAGS = {
   "state-root": { type: "string" },
@@ -72,7 +58,7 @@ async function status(
 ): Promise<number> {
   const args = parseCommandArgs("status", argv, FLAGS);
   if (args.values.help) {
-    await context.stdout.write(HELP);
+    await context.stdout.write(STATUS_INFO.help);
     return 0;
   }
   if (args.positionals.length > 1) {
@@ -182,8 +168,6 @@ async function status(
 
 /** The `status` command. */
 export const statusCommand: Command = {
-  name: "status",
-  summary: "Show each prompt's status, attempts and verifier result",
-  help: HELP,
+  ...STATUS_INFO,
   run: status,
 };

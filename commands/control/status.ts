@@ -7,24 +7,9 @@
 import { currentSnapshot, type Snapshot } from "../../lib/control/mod.ts";
 import { paint, terminalSafe, terminalSafeData } from "../../lib/render/mod.ts";
 import { readRunLock } from "../../lib/shared/mod.ts";
+import { CONTROL_STATUS_INFO } from "./_help.ts";
 import type { Command, CommandContext } from "../_context.ts";
 import { parseRunCommand } from "./_target.ts";
-
-const HELP = `Usage: prompt_runner control status [TARGET] [options]
-
-Shows a run's current state: status, prompt, attempt and mode, provider and
-model, elapsed time, tool calls, tokens, events, steers, view, and when the
-runner last wrote it. Reading never touches the run. TARGET is a packet
-directory or a state root (default: the current directory).
-
-Options:
-  --state-root DIR    The run's state root (default: TARGET/.prompt_runner)
-  --json              Print the snapshot as one JSON line
-  -h, --help          Show this help
-
-Exit codes:
-  0 ok   2 usage error   3 packet or run not found   4 snapshot unreadable
-`;
 
 /** Formats a duration: `850ms`, `12.5s`, `6m52s`, `1h02m`. */
 export function formatDuration(ms: number): string {
@@ -57,9 +42,15 @@ async function status(
   context: CommandContext,
   argv: string[],
 ): Promise<number> {
-  const parsed = await parseRunCommand(context, "status", HELP, argv, {
-    json: { type: "boolean" },
-  });
+  const parsed = await parseRunCommand(
+    context,
+    "status",
+    CONTROL_STATUS_INFO.help,
+    argv,
+    {
+      json: { type: "boolean" },
+    },
+  );
   if (parsed === null) return 0;
   const { args, ref } = parsed;
   // One read of the newest run's snapshot: a poll that lands as one run
@@ -129,8 +120,6 @@ async function status(
 
 /** The `control status` command. */
 export const controlStatusCommand: Command = {
-  name: "status",
-  summary: "Show a run's live state (the snapshot)",
-  help: HELP,
+  ...CONTROL_STATUS_INFO,
   run: status,
 };
