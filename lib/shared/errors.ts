@@ -279,6 +279,7 @@ export class EnvironmentError extends PromptRunnerError {
   }
 }
 
+/** Error codes of a failing environment (disk, file system), not of a bug. */
 const ENVIRONMENT_CODES = new Set([
   "ENOSPC",
   "EDQUOT",
