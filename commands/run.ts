@@ -4,7 +4,7 @@
  * @module
  */
 
-import { defaultStateRoot } from "../lib/workspace/mod.ts";
+import { locateRunTarget } from "../lib/workspace/mod.ts";
 import { relative, resolve } from "node:path";
 import { currentRun, snapshot } from "../lib/control/mod.ts";
 import { loadPacket } from "../lib/packet/mod.ts";
@@ -118,9 +118,13 @@ async function run(context: CommandContext, argv: string[]): Promise<number> {
     const runId = await chooseRunId(
       args.values.resume === true,
       stringFlag(args, "run-id"),
-      stateRoot === undefined
-        ? defaultStateRoot(packet.dir)
-        : resolve(context.cwd, stateRoot),
+      locateRunTarget(
+        stateRoot === undefined ? packet.dir : {
+          packet_dir: packet.dir,
+          state_root: resolve(context.cwd, stateRoot),
+        },
+        packet.dir,
+      ).state_root,
     );
     const result = await runPacket(packet, {
       ...(runId === undefined ? {} : { runId }),

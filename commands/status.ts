@@ -6,6 +6,7 @@
  */
 
 import { loadPacket } from "../lib/packet/mod.ts";
+import { resolveRunLocation } from "../lib/workspace/mod.ts";
 import {
   type AttemptRecord,
   type PromptState,
@@ -20,7 +21,6 @@ import {
 import { readRunLock, UsageError } from "../lib/shared/mod.ts";
 import { parseCommandArgs, stringFlag } from "./_args.ts";
 import type { Command, CommandContext } from "./_context.ts";
-import { resolveTarget } from "./_target.ts";
 import { STATUS_INFO } from "./_help.ts";
 
 const FLAGS = {
@@ -67,14 +67,14 @@ async function status(
       { hint: "Run 'prompt_runner status --help'" },
     );
   }
-  const target = await resolveTarget(
-    args.positionals[0],
-    context.cwd,
-    stringFlag(args, "state-root"),
-  );
-  const packet = await loadPacket(target.packetDir);
-  const state = await readState(target.stateRoot);
-  const lock = await readRunLock(target.stateRoot);
+  const location = await resolveRunLocation(args.positionals[0], {
+    needs: "packet",
+    cwd: context.cwd,
+    stateRoot: stringFlag(args, "state-root"),
+  });
+  const packet = await loadPacket(location.packet_dir);
+  const state = await readState(location.state_root);
+  const lock = await readRunLock(location.state_root);
   const prompts = packet.prompts.map((prompt) => {
     const entry = state.prompts[prompt.id];
     return {
@@ -114,7 +114,7 @@ async function status(
     await context.stdout.json({
       v: 1,
       packet: { name: packet.name, dir: packet.dir },
-      state_root: target.stateRoot,
+      state_root: location.state_root,
       run_id: state.run_id,
       updated_at: state.updated_at,
       lock: lease,

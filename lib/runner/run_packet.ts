@@ -52,7 +52,7 @@ import type { VerifyReport } from "../verify/report.ts";
 import { verifyContract } from "../verify/verify_contract.ts";
 import { type PlannedPrompt, planRun } from "./plan_run.ts";
 import { decideOutcome, type Decision } from "./recovery_policy.ts";
-import { currentContract, type EnforcedContract } from "./amendments.ts";
+import { currentContract, type EnforcedContract } from "./enforced_contract.ts";
 import { buildRepairPrompt } from "./repair_prompt.ts";
 import type {
   BoundaryCommand,
