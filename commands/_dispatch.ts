@@ -43,3 +43,15 @@ export function describedEntry(
     load,
   };
 }
+
+/**
+ * Imports a module of `commands/` by its path from this folder. The
+ * specifier is built at run time on purpose: the runtime loads the module
+ * graph behind every literal `import("…")` at startup, which would make each
+ * command pay for all the others. `scripts/compile.ts` includes these
+ * modules in the binary, and the registry test loads every one.
+ */
+export async function importCommand<T>(path: string): Promise<T> {
+  const url = new URL(path, import.meta.url).href;
+  return await import(url);
+}

@@ -6,7 +6,7 @@
  */
 
 import type { CommandEntry, CommandInfo } from "../_context.ts";
-import { describedEntry } from "../_dispatch.ts";
+import { describedEntry, importCommand } from "../_dispatch.ts";
 import {
   CONTROL_AMEND_INFO,
   CONTROL_CONTRACT_INFO,
@@ -29,37 +29,54 @@ function loaded(
 export const CONTROL_COMMANDS: readonly CommandEntry[] = [
   describedEntry(
     CONTROL_STATUS_INFO,
-    async () => (await import("./status.ts")).controlStatusCommand,
+    async () =>
+      (await importCommand<typeof import("./status.ts")>("./control/status.ts"))
+        .controlStatusCommand,
   ),
   loaded(
     "events",
     "Replay and follow a run's events until it finishes",
-    async () => (await import("./events.ts")).controlEventsCommand,
+    async () =>
+      (await importCommand<typeof import("./events.ts")>("./control/events.ts"))
+        .controlEventsCommand,
   ),
   describedEntry(
     CONTROL_LOG_INFO,
-    async () => (await import("./log.ts")).controlLogCommand,
+    async () =>
+      (await importCommand<typeof import("./log.ts")>("./control/log.ts"))
+        .controlLogCommand,
   ),
   describedEntry(
     CONTROL_VIEW_INFO,
-    async () => (await import("./view.ts")).controlViewCommand,
+    async () =>
+      (await importCommand<typeof import("./view.ts")>("./control/view.ts"))
+        .controlViewCommand,
   ),
   loaded(
     "steer",
     "Steer a live run's agent",
-    async () => (await import("./steer.ts")).controlSteerCommand,
+    async () =>
+      (await importCommand<typeof import("./steer.ts")>("./control/steer.ts"))
+        .controlSteerCommand,
   ),
   describedEntry(
     CONTROL_CONTRACT_INFO,
-    async () => (await import("./contract.ts")).controlContractCommand,
+    async () =>
+      (await importCommand<typeof import("./contract.ts")>(
+        "./control/contract.ts",
+      )).controlContractCommand,
   ),
   describedEntry(
     CONTROL_AMEND_INFO,
-    async () => (await import("./amend.ts")).controlAmendCommand,
+    async () =>
+      (await importCommand<typeof import("./amend.ts")>("./control/amend.ts"))
+        .controlAmendCommand,
   ),
   describedEntry(
     CONTROL_RELAX_INFO,
-    async () => (await import("./amend.ts")).controlRelaxCommand,
+    async () =>
+      (await importCommand<typeof import("./amend.ts")>("./control/amend.ts"))
+        .controlRelaxCommand,
   ),
 ];
 

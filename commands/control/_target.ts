@@ -4,9 +4,14 @@
  * @module
  */
 
-import { currentRun, type RunRef } from "../../lib/control/mod.ts";
-import { UsageError } from "../../lib/shared/mod.ts";
-import { resolveRunLocation } from "../../lib/workspace/mod.ts";
+// Files, not the lib barrels: every control command starts here.
+import type { RunRef } from "../../lib/control/paths.ts";
+import { currentRun } from "../../lib/control/snapshot.ts";
+import { UsageError } from "../../lib/shared/errors.ts";
+import {
+  resolveRunLocation,
+  type RunLocation,
+} from "../../lib/workspace/mod.ts";
 import {
   type FlagSpec,
   parseCommandArgs,
@@ -33,18 +38,19 @@ export async function resolveRun(
  * The prologue of a control command that takes one optional TARGET: parses
  * the flags (with `--state-root`), answers `--help`, refuses extra
  * arguments, runs `check` (usage errors come before any file is read), and
- * resolves the run.
+ * resolves where the run lives.
  *
- * @returns The arguments and the run, or `null` when help was printed.
+ * @returns The arguments and the run's location, or `null` when help was
+ * printed.
  */
-export async function parseRunCommand(
+export async function parseLocationCommand(
   context: CommandContext,
   name: string,
   help: string,
   argv: string[],
   flags: Record<string, FlagSpec>,
   check: (args: ParsedArgs) => void = () => {},
-): Promise<{ args: ParsedArgs; ref: RunRef } | null> {
+): Promise<{ args: ParsedArgs; location: RunLocation } | null> {
   const args = parseCommandArgs(`control ${name}`, argv, {
     ...flags,
     "state-root": { type: "string" },
@@ -61,10 +67,38 @@ export async function parseRunCommand(
   check(args);
   return {
     args,
-    ref: await resolveRun(
-      args.positionals[0],
-      context.cwd,
-      stringFlag(args, "state-root"),
-    ),
+    location: await resolveRunLocation(args.positionals[0], {
+      needs: "state_root",
+      cwd: context.cwd,
+      stateRoot: stringFlag(args, "state-root"),
+    }),
+  };
+}
+
+/**
+ * {@linkcode parseLocationCommand}, then the state root's current run.
+ *
+ * @returns The arguments and the run, or `null` when help was printed.
+ */
+export async function parseRunCommand(
+  context: CommandContext,
+  name: string,
+  help: string,
+  argv: string[],
+  flags: Record<string, FlagSpec>,
+  check: (args: ParsedArgs) => void = () => {},
+): Promise<{ args: ParsedArgs; ref: RunRef } | null> {
+  const parsed = await parseLocationCommand(
+    context,
+    name,
+    help,
+    argv,
+    flags,
+    check,
+  );
+  if (parsed === null) return null;
+  return {
+    args: parsed.args,
+    ref: await currentRun(parsed.location.state_root),
   };
 }

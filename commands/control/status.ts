@@ -4,12 +4,17 @@
  * @module
  */
 
-import { currentSnapshot, type Snapshot } from "../../lib/control/mod.ts";
-import { paint, terminalSafe, terminalSafeData } from "../../lib/render/mod.ts";
-import { readRunLock } from "../../lib/shared/mod.ts";
+// Files, not the lib barrels: a status poller starts this often, and loads
+// only what it uses.
+import { currentSnapshot, type Snapshot } from "../../lib/control/snapshot.ts";
+import {
+  paint,
+  terminalSafe,
+  terminalSafeData,
+} from "../../lib/render/ansi.ts";
 import { CONTROL_STATUS_INFO } from "./_help.ts";
 import type { Command, CommandContext } from "../_context.ts";
-import { parseRunCommand } from "./_target.ts";
+import { parseLocationCommand } from "./_target.ts";
 
 /** Formats a duration: `850ms`, `12.5s`, `6m52s`, `1h02m`. */
 export function formatDuration(ms: number): string {
@@ -42,7 +47,7 @@ async function status(
   context: CommandContext,
   argv: string[],
 ): Promise<number> {
-  const parsed = await parseRunCommand(
+  const parsed = await parseLocationCommand(
     context,
     "status",
     CONTROL_STATUS_INFO.help,
@@ -52,10 +57,10 @@ async function status(
     },
   );
   if (parsed === null) return 0;
-  const { args, ref } = parsed;
+  const { args, location } = parsed;
   // One read of the newest run's snapshot: a poll that lands as one run
   // hands the state root to the next shows the next, never a stale error.
-  const stored = await currentSnapshot(ref.state_root);
+  const stored = await currentSnapshot(location.state_root);
   if (args.values.json) {
     await context.stdout.json(stored);
     return 0;
@@ -64,7 +69,9 @@ async function status(
   const current = terminalSafeData(stored);
   let gone = false;
   if (current.status === "running") {
-    const lock = await readRunLock(ref.state_root);
+    // Loaded here: checking the runner's process is not needed for --json.
+    const { readRunLock } = await import("../../lib/shared/run_lock.ts");
+    const lock = await readRunLock(location.state_root);
     gone = lock === null || !lock.alive ||
       lock.info?.run_id !== stored.run_id;
   }

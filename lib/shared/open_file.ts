@@ -5,7 +5,7 @@
  * @module
  */
 
-import { basename, dirname } from "node:path";
+import { basename, dirname } from "./posix_path.ts";
 import { anchored } from "./_anchored.ts";
 import { FILE_MODE, type WithinOptions } from "./private_files.ts";
 

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { basename, dirname, isAbsolute, join, relative } from "node:path";
+import { basename, dirname, isAbsolute, join, relative } from "./posix_path.ts";
 import { anchored } from "./_anchored.ts";
 import { LinkRefusedError, StateError } from "./errors.ts";
 

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { basename, dirname, relative } from "node:path";
+import { basename, dirname, relative } from "./posix_path.ts";
 import { anchored } from "./_anchored.ts";
 import { isTempName, type WithinOptions } from "./private_files.ts";
 import type { LinkRefusal } from "./run_hooks.ts";

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { basename, dirname } from "node:path";
+import { basename, dirname } from "./posix_path.ts";
 import { anchored, type Here } from "./_anchored.ts";
 import {
   FILE_MODE,

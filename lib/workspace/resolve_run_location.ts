@@ -5,7 +5,7 @@
  * @module
  */
 
-import { join, resolve } from "node:path";
+import { join, resolve } from "../shared/posix_path.ts";
 import { controlPaths } from "../control/paths.ts";
 import { MANIFEST_FILE } from "../packet/packet.ts";
 import { elidePath, NotFoundError } from "../shared/errors.ts";

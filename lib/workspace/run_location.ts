@@ -5,7 +5,7 @@
  * @module
  */
 
-import { join } from "node:path";
+import { join } from "../shared/posix_path.ts";
 
 /** The folder, inside a packet directory, that is its default state root. */
 export const STATE_DIR_NAME = ".prompt_runner";

@@ -90,7 +90,7 @@ async function currentRun(root: string): Promise<{ id: string; at: number }> {
 async function addCurrentEntries(
   root: string,
   run: { id: string; at: number },
-) {
+): Promise<void> {
   let text = "";
   for (let n = 1; n <= 20; n++) text += logLine(run.id, run.at + n * 10, n);
   await Deno.writeTextFile(join(root, "control", "log.jsonl"), text, {

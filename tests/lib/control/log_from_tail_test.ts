@@ -50,7 +50,7 @@ async function makeRoot(
   );
   return {
     root,
-    async [Symbol.asyncDispose]() {
+    async [Symbol.asyncDispose](): Promise<void> {
       await Deno.remove(root, { recursive: true });
     },
   };
