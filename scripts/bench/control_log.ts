@@ -13,6 +13,7 @@
  */
 
 import { join } from "node:path";
+import { defaultStateRoot } from "../../lib/workspace/mod.ts";
 import {
   type BenchRow,
   CLI_PERMISSIONS,
@@ -71,7 +72,7 @@ async function makeRunPacket(): Promise<{ dir: string; root: string }> {
       `The setup run failed: ${new TextDecoder().decode(output.stderr)}`,
     );
   }
-  return { dir, root: join(dir, ".prompt_runner") };
+  return { dir, root: defaultStateRoot(dir) };
 }
 
 /** The current run's id and its first event's time. */
