@@ -8,9 +8,14 @@
 
 import { COMMANDS } from "./commands/_registry.ts";
 import type { CommandContext } from "./commands/_context.ts";
+import { runEntry } from "./commands/_dispatch.ts";
 import { StdoutClosedError, Writer } from "./commands/_output.ts";
-import { ExitCode, PromptRunnerError } from "./lib/shared/mod.ts";
-import { isEnvironmentError } from "./lib/shared/files.ts";
+// The files, not the shared barrel: this module loads on every start.
+import {
+  ExitCode,
+  isEnvironmentError,
+  PromptRunnerError,
+} from "./lib/shared/errors.ts";
 import denoJson from "./deno.json" with { type: "json" };
 
 const VERSION: string = denoJson.version;
@@ -80,7 +85,7 @@ export async function main(
     }
     if (name === "--help" || name === "-h" || name === "help") {
       const command = COMMANDS.find((c) => c.name === commandArgs[0]);
-      await context.stdout.write(command ? command.help : rootHelp());
+      await context.stdout.write(command ? await command.help() : rootHelp());
       return ExitCode.OK;
     }
     if (name === "--version" || name === "-V") {
@@ -97,7 +102,7 @@ export async function main(
       );
       return ExitCode.USAGE;
     }
-    return await command.run(context, commandArgs);
+    return await runEntry(command, context, commandArgs);
   } catch (error) {
     return await report(error, context, debug);
   }

@@ -1,22 +1,16 @@
 /**
- * Strict argument parsing on top of `node:util` parseArgs: an unknown flag or
+ * Strict argument parsing (`node:util` parseArgs's rules): an unknown flag or
  * a missing value is a usage error that points at `--help`.
  *
  * @module
  */
 
-import { parseArgs } from "node:util";
+import { type OptionSpec, parseStrictArgs } from "./_parse_args.ts";
 import { UsageError } from "../lib/shared/errors.ts";
+import { parseViewSettings, type ViewSettings } from "../lib/shared/view.ts";
 
 /** The description of one flag. */
-export interface FlagSpec {
-  /** `string` takes a value; `boolean` does not. */
-  type: "string" | "boolean";
-  /** A one-letter alias. */
-  short?: string;
-  /** Whether the flag may repeat. */
-  multiple?: boolean;
-}
+export type FlagSpec = OptionSpec;
 
 /** Parsed arguments. */
 export interface ParsedArgs {
@@ -38,11 +32,9 @@ export function parseCommandArgs(
   flags: Record<string, FlagSpec>,
 ): ParsedArgs {
   try {
-    const { values, positionals } = parseArgs({
-      args,
-      options: { help: { type: "boolean", short: "h" }, ...flags },
-      allowPositionals: true,
-      strict: true,
+    const { values, positionals } = parseStrictArgs(args, {
+      help: { type: "boolean", short: "h" },
+      ...flags,
     });
     return { values: values as ParsedArgs["values"], positionals };
   } catch (error) {
@@ -65,4 +57,22 @@ export function stringFlag(args: ParsedArgs, name: string): string | undefined {
 /** Reads a boolean flag. */
 export function booleanFlag(args: ParsedArgs, name: string): boolean {
   return args.values[name] === true;
+}
+
+/** Reads the view flags shared by `run`, `control view` and `control events`. */
+export function viewFlags(
+  values: Record<string, unknown>,
+): Partial<ViewSettings> {
+  const raw: Record<string, unknown> = {};
+  for (
+    const [flag, key] of [
+      ["log-mode", "log_mode"],
+      ["tool-output", "tool_output"],
+      ["thinking", "thinking"],
+      ["diff", "diff"],
+    ] as const
+  ) {
+    if (values[flag] !== undefined) raw[key] = values[flag];
+  }
+  return parseViewSettings(raw, { allowEmpty: true });
 }

@@ -5,7 +5,8 @@
  * @module
  */
 
-import { terminalSafe } from "../lib/render/mod.ts";
+// The file, not the render barrel: every command loads this module.
+import { terminalSafe } from "../lib/render/ansi.ts";
 
 /** Thrown when stdout is closed (`| head`): the command stops quietly with 0. */
 export class StdoutClosedError extends Error {

@@ -1,17 +1,31 @@
 /**
- * Every top-level command, in help order.
+ * Every top-level command, in help order: each is described here and its
+ * module imported only when it runs, so `--help` and a quick read load
+ * little more than what they use.
  *
  * @module
  */
 
-import type { Command } from "./_context.ts";
+import type { CommandEntry } from "./_context.ts";
+import { describedEntry, importCommand } from "./_dispatch.ts";
+import { RUN_INFO, STATUS_INFO } from "./_help.ts";
 import { controlCommand } from "./control.ts";
-import { runCommand } from "./run.ts";
-import { statusCommand } from "./status.ts";
+import { CONTROL_INFO } from "./control/_registry.ts";
 
 /** The commands `main.ts` dispatches to. */
-export const COMMANDS: readonly Command[] = [
-  runCommand,
-  statusCommand,
-  controlCommand,
+export const COMMANDS: readonly CommandEntry[] = [
+  describedEntry(
+    RUN_INFO,
+    async () =>
+      (await importCommand<typeof import("./run.ts")>("./run.ts")).runCommand,
+  ),
+  describedEntry(
+    STATUS_INFO,
+    async () =>
+      (await importCommand<typeof import("./status.ts")>("./status.ts"))
+        .statusCommand,
+  ),
+  // `control` only dispatches, and is as light as this registry: loaded
+  // with it, so a control command costs one dynamic import, not two.
+  describedEntry(CONTROL_INFO, () => Promise.resolve(controlCommand)),
 ];

@@ -4,7 +4,7 @@
  * @module
  */
 
-import { defaultStateRoot } from "../lib/workspace/mod.ts";
+import { locateRunTarget } from "../lib/workspace/mod.ts";
 import { relative, resolve } from "node:path";
 import { currentRun, snapshot } from "../lib/control/mod.ts";
 import { loadPacket } from "../lib/packet/mod.ts";
@@ -12,55 +12,15 @@ import { runPacket } from "../lib/runner/mod.ts";
 import {
   checkRunId,
   EnvironmentError,
-  parseViewSettings,
   StateError,
   UsageError,
-  type ViewSettings,
 } from "../lib/shared/mod.ts";
 import { isEnvironmentError } from "../lib/shared/files.ts";
 import { hangupIgnored } from "../lib/shared/hangup.ts";
-import { parseCommandArgs, stringFlag } from "./_args.ts";
+import { parseCommandArgs, stringFlag, viewFlags } from "./_args.ts";
 import type { Command, CommandContext } from "./_context.ts";
 import { StdoutClosedError } from "./_output.ts";
-
-const HELP = `Usage: prompt_runner run PACKET [IDS...] [options]
-
-Runs a packet's prompts (all of them, or the ids given, in dependency order)
-against the packet's provider, verifies each result against its contract,
-and retries or repairs as the packet's recovery settings allow. The run can
-be watched and steered from another terminal with 'prompt_runner control'.
-
-Options:
-  --provider P        Run every prompt on provider P (simulated, ...)
-  --model M           Use model M for every prompt
-  --log-mode M        compact | verbose | studio
-  --tool-output M     none | summary | preview | full
-  --thinking M        show | hide
-  --diff M            none | stat | full
-  --state-root DIR    Keep run state in DIR (default: PACKET/.prompt_runner)
-  --resume            Continue the state root's last run under the same run
-                      id when its runner died before finishing it
-  --run-id ID         Use this run id: up to 128 letters, digits, '.', '_'
-                      and '-' (a resumed run keeps its events, budgets and
-                      audit trail)
-  --json              Print canonical events as NDJSON instead of text
-  -h, --help          Show this help
-
-Exit codes:
-  0 completed   1 the run failed, was blocked or interrupted   2 usage error
-  3 packet, prompt or repo not found   4 another run holds the state root,
-  or the state root is not usable (a link, another user's, not a directory)
-  129/130/143 stopped by SIGHUP/SIGINT/SIGTERM (recorded as interrupted;
-  a run started under nohup ignores SIGHUP)
-
-A full disk or an I/O error stops the run with exit 1 and a message naming
-the path; free space, then continue with --resume.
-
-Examples:
-  prompt_runner run examples/demo
-  prompt_runner run examples/demo 02 --log-mode verbose
-  prompt_runner run examples/demo --json | jq -c 'select(.type=="prompt_completed")'
-`;
+import { RUN_INFO } from "./_help.ts";
 
 /** Exit codes of a run stopped by a signal: 128 + the signal's number. */
 const SIGNAL_EXIT: Partial<Record<Deno.Signal, number>> = {
@@ -81,24 +41,6 @@ const FLAGS = {
   "run-id": { type: "string" },
   json: { type: "boolean" },
 } as const;
-
-/** Reads the view flags shared by `run` and `control view`. */
-export function viewFlags(
-  values: Record<string, unknown>,
-): Partial<ViewSettings> {
-  const raw: Record<string, unknown> = {};
-  for (
-    const [flag, key] of [
-      ["log-mode", "log_mode"],
-      ["tool-output", "tool_output"],
-      ["thinking", "thinking"],
-      ["diff", "diff"],
-    ] as const
-  ) {
-    if (values[flag] !== undefined) raw[key] = values[flag];
-  }
-  return parseViewSettings(raw, { allowEmpty: true });
-}
 
 /** A path as a user would type it: relative below the cwd, else absolute. */
 function shownPath(cwd: string, path: string): string {
@@ -133,7 +75,7 @@ async function chooseRunId(
 async function run(context: CommandContext, argv: string[]): Promise<number> {
   const args = parseCommandArgs("run", argv, FLAGS);
   if (args.values.help) {
-    await context.stdout.write(HELP);
+    await context.stdout.write(RUN_INFO.help);
     return 0;
   }
   const [packetDir, ...ids] = args.positionals;
@@ -176,9 +118,13 @@ async function run(context: CommandContext, argv: string[]): Promise<number> {
     const runId = await chooseRunId(
       args.values.resume === true,
       stringFlag(args, "run-id"),
-      stateRoot === undefined
-        ? defaultStateRoot(packet.dir)
-        : resolve(context.cwd, stateRoot),
+      locateRunTarget(
+        stateRoot === undefined ? packet.dir : {
+          packet_dir: packet.dir,
+          state_root: resolve(context.cwd, stateRoot),
+        },
+        packet.dir,
+      ).state_root,
     );
     const result = await runPacket(packet, {
       ...(runId === undefined ? {} : { runId }),
@@ -252,8 +198,6 @@ async function run(context: CommandContext, argv: string[]): Promise<number> {
 
 /** The `run` command. */
 export const runCommand: Command = {
-  name: "run",
-  summary: "Run a packet's prompts, verify and recover",
-  help: HELP,
+  ...RUN_INFO,
   run,
 };

@@ -6,6 +6,7 @@
  */
 
 import { loadPacket } from "../lib/packet/mod.ts";
+import { resolveRunLocation } from "../lib/workspace/mod.ts";
 import {
   type AttemptRecord,
   type PromptState,
@@ -20,22 +21,7 @@ import {
 import { readRunLock, UsageError } from "../lib/shared/mod.ts";
 import { parseCommandArgs, stringFlag } from "./_args.ts";
 import type { Command, CommandContext } from "./_context.ts";
-import { resolveTarget } from "./_target.ts";
-
-const HELP = `Usage: prompt_runner status [TARGET] [options]
-
-Shows each prompt of a packet: its status, its attempts (mode and outcome),
-and its last verifier result. TARGET is a packet directory (default: the
-current directory).
-
-Options:
-  --state-root DIR    Read run state from DIR (default: TARGET/.prompt_runner)
-  --json              Print one JSON object (NDJSON) instead of text
-  -h, --help          Show this help
-
-Exit codes:
-  0 ok   2 usage error   3 packet not found   4 state.json unreadable
-`;
+import { STATUS_INFO } from "./_help.ts";
 
 const FLAGS = {
   "state-root": { type: "string" },
@@ -72,7 +58,7 @@ async function status(
 ): Promise<number> {
   const args = parseCommandArgs("status", argv, FLAGS);
   if (args.values.help) {
-    await context.stdout.write(HELP);
+    await context.stdout.write(STATUS_INFO.help);
     return 0;
   }
   if (args.positionals.length > 1) {
@@ -81,14 +67,14 @@ async function status(
       { hint: "Run 'prompt_runner status --help'" },
     );
   }
-  const target = await resolveTarget(
-    args.positionals[0],
-    context.cwd,
-    stringFlag(args, "state-root"),
-  );
-  const packet = await loadPacket(target.packetDir);
-  const state = await readState(target.stateRoot);
-  const lock = await readRunLock(target.stateRoot);
+  const location = await resolveRunLocation(args.positionals[0], {
+    needs: "packet",
+    cwd: context.cwd,
+    stateRoot: stringFlag(args, "state-root"),
+  });
+  const packet = await loadPacket(location.packet_dir);
+  const state = await readState(location.state_root);
+  const lock = await readRunLock(location.state_root);
   const prompts = packet.prompts.map((prompt) => {
     const entry = state.prompts[prompt.id];
     return {
@@ -128,7 +114,7 @@ async function status(
     await context.stdout.json({
       v: 1,
       packet: { name: packet.name, dir: packet.dir },
-      state_root: target.stateRoot,
+      state_root: location.state_root,
       run_id: state.run_id,
       updated_at: state.updated_at,
       lock: lease,
@@ -182,8 +168,6 @@ async function status(
 
 /** The `status` command. */
 export const statusCommand: Command = {
-  name: "status",
-  summary: "Show each prompt's status, attempts and verifier result",
-  help: HELP,
+  ...STATUS_INFO,
   run: status,
 };

@@ -23,6 +23,10 @@ async function compile(): Promise<number> {
       ...PERMISSIONS,
       "--output",
       output,
+      // The CLI imports its command modules by computed specifiers (so a
+      // command does not load the others): the compiler cannot see them.
+      "--include",
+      join(ROOT, "commands"),
       ...Deno.args,
       join(ROOT, "main.ts"),
     ],

@@ -6,14 +6,9 @@
  */
 
 import { resolve } from "node:path";
-import { controlPaths } from "../../lib/control/mod.ts";
 import type { AmendTarget } from "../../lib/runner/mod.ts";
-import {
-  isDirectory,
-  NotFoundError,
-  UsageError,
-} from "../../lib/shared/mod.ts";
-import { isPacketDir } from "./_target.ts";
+import { isDirectory, UsageError } from "../../lib/shared/mod.ts";
+import { resolveRunLocation, runTargetOf } from "../../lib/workspace/mod.ts";
 
 /**
  * Splits `[TARGET] PROMPT_ID` and resolves TARGET (a packet directory, or a
@@ -42,40 +37,14 @@ export async function resolveAmendTarget(
       hint: `Run 'prompt_runner control ${command} [TARGET] PROMPT_ID'`,
     });
   }
-  const dir = resolve(cwd, positionals.length === 2 ? positionals[0]! : ".");
-  const explicitRoot = stateRoot === undefined
-    ? undefined
-    : resolve(cwd, stateRoot);
-  if (await isPacketDir(dir)) {
-    return {
-      target: explicitRoot === undefined
-        ? dir
-        : { packet_dir: dir, state_root: explicitRoot },
-      promptId,
-    };
-  }
-  const root = explicitRoot ?? dir;
-  try {
-    const snapshot = JSON.parse(
-      await Deno.readTextFile(controlPaths(root).snapshot),
-    );
-    if (typeof snapshot.packet_dir === "string") {
-      return {
-        target: { packet_dir: snapshot.packet_dir, state_root: root },
-        promptId,
-      };
-    }
-  } catch {
-    // Not a state root with a recorded run.
-  }
-  throw new NotFoundError(
-    `Cannot find packet "${
-      positionals.length === 2 ? positionals[0] : dir
-    }": it has no prompt_runner_packet.md and is not a state root with a recorded run`,
+  const location = await resolveRunLocation(
+    positionals.length === 2 ? positionals[0] : undefined,
     {
-      code: "PACKET_NOT_FOUND",
-      hint:
-        `Name the packet directory: 'prompt_runner control ${command} PACKET PROMPT_ID'`,
+      needs: "packet_and_state_root",
+      cwd,
+      stateRoot,
+      command: `control ${command}`,
     },
   );
+  return { target: runTargetOf(location), promptId };
 }

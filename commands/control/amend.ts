@@ -10,67 +10,9 @@ import type { AmendmentRecord } from "../../lib/control/mod.ts";
 import { paint, terminalSafe, terminalSafeData } from "../../lib/render/mod.ts";
 import { UsageError } from "../../lib/shared/mod.ts";
 import { parseCommandArgs, type ParsedArgs, stringFlag } from "../_args.ts";
+import { CONTROL_AMEND_INFO, CONTROL_RELAX_INFO } from "./_help.ts";
 import type { Command, CommandContext } from "../_context.ts";
 import { resolveAmendTarget } from "./_amend_target.ts";
-
-const AMEND_HELP =
-  `Usage: prompt_runner control amend [TARGET] PROMPT_ID ADDITION --reason R [options]
-
-Adds a requirement to a prompt's verify contract. Amendments live in the
-state root, not in the packet: every run from that state root enforces them
-(including a verification already under way), and a run from a clean state
-root uses the packet's contract. Each is recorded with its phase
-(pre_verify, post_failure or post_success) and logged.
-
-Addition (exactly one):
-  --add-file PATH           files_exist: PATH must exist
-  --add-path PATH           changed_paths_only: PATH may change
-  --add-command "EXEC ARG"  commands: must exit 0 (split into argv, quotes
-                            group words; never run through a shell)
-  --add-contains PATH=TEXT  contains: PATH must contain TEXT
-
-Options:
-  --reason R          Why (required; never defaulted)
-  --persist           Also write the change into the prompt file
-  --author NAME       Who amends (default: $USER, else $LOGNAME, else the
-                      account name of this process, else uid:N)
-  --state-root DIR    The state root (default: TARGET/.prompt_runner)
-  --json              Print the amendment record as one JSON line
-  -h, --help          Show this help
-
-Concurrent amend and relax commands take turns; one that waits more than
-30 s for the others fails and records nothing.
-
-Exit codes:
-  0 recorded   2 usage error (no reason, not exactly one addition, bad entry)
-  3 packet or prompt not found   4 the amendments file is corrupt, or other
-  amendments kept it waiting too long (nothing recorded)
-`;
-
-const RELAX_HELP =
-  `Usage: prompt_runner control relax [TARGET] PROMPT_ID --drop CLAUSE --reason R --confirm [options]
-
-Removes a clause from a prompt's verify contract: the risky direction, so it
-needs --confirm and a reason. Recorded, logged and enforced like amend.
-Clauses: files_exist, files_absent, contains, matches, commands,
-changed_paths_only.
-
-Options:
-  --drop CLAUSE       The clause to remove
-  --reason R          Why (required; never defaulted)
-  --confirm           Confirm the contract gets weaker (required)
-  --persist           Also write the change into the prompt file
-  --author NAME       Who relaxes (default: $USER, else $LOGNAME, else the
-                      account name of this process, else uid:N)
-  --state-root DIR    The state root (default: TARGET/.prompt_runner)
-  --json              Print the amendment record as one JSON line
-  -h, --help          Show this help
-
-Exit codes:
-  0 recorded   2 usage error (no --confirm, no reason, unknown clause)
-  3 packet or prompt not found   4 the amendments file is corrupt, or other
-  amendments kept it waiting too long (nothing recorded)
-`;
 
 /** Splits a command line into argv: whitespace separates, quotes group. Never a shell. */
 export function splitCommandLine(line: string): string[] {
@@ -200,7 +142,7 @@ async function amendCommand(
     json: { type: "boolean" },
   });
   if (args.values.help) {
-    await context.stdout.write(AMEND_HELP);
+    await context.stdout.write(CONTROL_AMEND_INFO.help);
     return 0;
   }
   const { clause, entry } = addition(args);
@@ -243,7 +185,7 @@ async function relaxCommand(
     json: { type: "boolean" },
   });
   if (args.values.help) {
-    await context.stdout.write(RELAX_HELP);
+    await context.stdout.write(CONTROL_RELAX_INFO.help);
     return 0;
   }
   const clause = stringFlag(args, "drop");
@@ -290,17 +232,12 @@ async function relaxCommand(
 
 /** The `control amend` command. */
 export const controlAmendCommand: Command = {
-  name: "amend",
-  summary: "Add a requirement to a prompt's contract (needs --reason)",
-  help: AMEND_HELP,
+  ...CONTROL_AMEND_INFO,
   run: amendCommand,
 };
 
 /** The `control relax` command. */
 export const controlRelaxCommand: Command = {
-  name: "relax",
-  summary:
-    "Drop a clause of a prompt's contract (needs --reason and --confirm)",
-  help: RELAX_HELP,
+  ...CONTROL_RELAX_INFO,
   run: relaxCommand,
 };

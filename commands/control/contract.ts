@@ -8,26 +8,9 @@
 import { contract } from "../../lib/runner/mod.ts";
 import { paint, terminalSafe, terminalSafeData } from "../../lib/render/mod.ts";
 import { parseCommandArgs, stringFlag } from "../_args.ts";
+import { CONTROL_CONTRACT_INFO } from "./_help.ts";
 import type { Command, CommandContext } from "../_context.ts";
 import { resolveAmendTarget } from "./_amend_target.ts";
-
-const HELP = `Usage: prompt_runner control contract [TARGET] PROMPT_ID [options]
-
-Shows a prompt's verify contract: its amendments (phase, operation, clause,
-author, reason) and the packet's contract against the one every run from
-this state root enforces. Kept entries are indented, removed ones start
-with "-", added ones with "+". TARGET is a packet directory or a state root
-(default: the current directory).
-
-Options:
-  --state-root DIR    The state root (default: TARGET/.prompt_runner)
-  --json              Print {prompt_id, packet, enforced, amendments, diff}
-  -h, --help          Show this help
-
-Exit codes:
-  0 ok   2 usage error   3 packet or prompt not found
-  4 an amendments file is corrupt (the message names the line)
-`;
 
 const PHASE_STYLE = {
   pre_verify: "green",
@@ -44,7 +27,7 @@ async function contractCommand(
     json: { type: "boolean" },
   });
   if (args.values.help) {
-    await context.stdout.write(HELP);
+    await context.stdout.write(CONTROL_CONTRACT_INFO.help);
     return 0;
   }
   const { target, promptId } = await resolveAmendTarget(
@@ -106,8 +89,6 @@ async function contractCommand(
 
 /** The `control contract` command. */
 export const controlContractCommand: Command = {
-  name: "contract",
-  summary: "Show a prompt's contract, its amendments and what is enforced",
-  help: HELP,
+  ...CONTROL_CONTRACT_INFO,
   run: contractCommand,
 };

@@ -7,9 +7,8 @@
 import { eventLines, type EventsFrom } from "../../lib/control/mod.ts";
 import { createRenderer, terminalSink } from "../../lib/render/mod.ts";
 import { DEFAULT_VIEW, UsageError } from "../../lib/shared/mod.ts";
-import { stringFlag } from "../_args.ts";
+import { stringFlag, viewFlags } from "../_args.ts";
 import type { Command, CommandContext } from "../_context.ts";
-import { viewFlags } from "../run.ts";
 import { withStopSignals } from "./_signals.ts";
 import { parseRunCommand } from "./_target.ts";
 

@@ -6,27 +6,10 @@
 
 import { followLog, log, type LogEntry } from "../../lib/control/mod.ts";
 import { paint, terminalSafe, terminalSafeData } from "../../lib/render/mod.ts";
+import { CONTROL_LOG_INFO } from "./_help.ts";
 import type { Command, CommandContext } from "../_context.ts";
 import { withStopSignals } from "./_signals.ts";
 import { parseRunCommand } from "./_target.ts";
-
-const HELP = `Usage: prompt_runner control log [TARGET] [options]
-
-Prints every command sent to a run, with its outcome: applied, accepted
-(a steer waiting for its lane), rejected (with the reason) or received.
-TARGET is a packet directory or a state root (default: the current
-directory).
-
-Options:
-  --follow            Keep printing new entries until the run ends
-  --state-root DIR    The run's state root (default: TARGET/.prompt_runner)
-  --json              Print entries as NDJSON
-  -h, --help          Show this help
-
-Exit codes:
-  0 ok   2 usage error   3 packet or run not found
-  5 (--follow) the runner is gone without finishing the run
-`;
 
 const OUTCOME_STYLE = {
   applied: "green",
@@ -57,10 +40,16 @@ async function logCommand(
   context: CommandContext,
   argv: string[],
 ): Promise<number> {
-  const parsed = await parseRunCommand(context, "log", HELP, argv, {
-    follow: { type: "boolean" },
-    json: { type: "boolean" },
-  });
+  const parsed = await parseRunCommand(
+    context,
+    "log",
+    CONTROL_LOG_INFO.help,
+    argv,
+    {
+      follow: { type: "boolean" },
+      json: { type: "boolean" },
+    },
+  );
   if (parsed === null) return 0;
   const { args, ref } = parsed;
   const print = async (entry: LogEntry): Promise<void> => {
@@ -82,8 +71,6 @@ async function logCommand(
 
 /** The `control log` command. */
 export const controlLogCommand: Command = {
-  name: "log",
-  summary: "Show the audit log of commands sent to a run",
-  help: HELP,
+  ...CONTROL_LOG_INFO,
   run: logCommand,
 };

@@ -4,27 +4,17 @@
  * @module
  */
 
-import { currentSnapshot, type Snapshot } from "../../lib/control/mod.ts";
-import { paint, terminalSafe, terminalSafeData } from "../../lib/render/mod.ts";
-import { readRunLock } from "../../lib/shared/mod.ts";
+// Files, not the lib barrels: a status poller starts this often, and loads
+// only what it uses.
+import { currentSnapshot, type Snapshot } from "../../lib/control/snapshot.ts";
+import {
+  paint,
+  terminalSafe,
+  terminalSafeData,
+} from "../../lib/render/ansi.ts";
+import { CONTROL_STATUS_INFO } from "./_help.ts";
 import type { Command, CommandContext } from "../_context.ts";
-import { parseRunCommand } from "./_target.ts";
-
-const HELP = `Usage: prompt_runner control status [TARGET] [options]
-
-Shows a run's current state: status, prompt, attempt and mode, provider and
-model, elapsed time, tool calls, tokens, events, steers, view, and when the
-runner last wrote it. Reading never touches the run. TARGET is a packet
-directory or a state root (default: the current directory).
-
-Options:
-  --state-root DIR    The run's state root (default: TARGET/.prompt_runner)
-  --json              Print the snapshot as one JSON line
-  -h, --help          Show this help
-
-Exit codes:
-  0 ok   2 usage error   3 packet or run not found   4 snapshot unreadable
-`;
+import { parseLocationCommand } from "./_target.ts";
 
 /** Formats a duration: `850ms`, `12.5s`, `6m52s`, `1h02m`. */
 export function formatDuration(ms: number): string {
@@ -57,14 +47,20 @@ async function status(
   context: CommandContext,
   argv: string[],
 ): Promise<number> {
-  const parsed = await parseRunCommand(context, "status", HELP, argv, {
-    json: { type: "boolean" },
-  });
+  const parsed = await parseLocationCommand(
+    context,
+    "status",
+    CONTROL_STATUS_INFO.help,
+    argv,
+    {
+      json: { type: "boolean" },
+    },
+  );
   if (parsed === null) return 0;
-  const { args, ref } = parsed;
+  const { args, location } = parsed;
   // One read of the newest run's snapshot: a poll that lands as one run
   // hands the state root to the next shows the next, never a stale error.
-  const stored = await currentSnapshot(ref.state_root);
+  const stored = await currentSnapshot(location.state_root);
   if (args.values.json) {
     await context.stdout.json(stored);
     return 0;
@@ -73,7 +69,9 @@ async function status(
   const current = terminalSafeData(stored);
   let gone = false;
   if (current.status === "running") {
-    const lock = await readRunLock(ref.state_root);
+    // Loaded here: checking the runner's process is not needed for --json.
+    const { readRunLock } = await import("../../lib/shared/run_lock.ts");
+    const lock = await readRunLock(location.state_root);
     gone = lock === null || !lock.alive ||
       lock.info?.run_id !== stored.run_id;
   }
@@ -129,8 +127,6 @@ async function status(
 
 /** The `control status` command. */
 export const controlStatusCommand: Command = {
-  name: "status",
-  summary: "Show a run's live state (the snapshot)",
-  help: HELP,
+  ...CONTROL_STATUS_INFO,
   run: status,
 };

@@ -13,7 +13,8 @@ import { terminalSafe } from "../../lib/render/mod.ts";
 import { UsageError } from "../../lib/shared/mod.ts";
 import { parseCommandArgs, stringFlag } from "../_args.ts";
 import type { Command, CommandContext } from "../_context.ts";
-import { isPacketDir, resolveRun } from "./_target.ts";
+import { resolveRun } from "./_target.ts";
+import { isPacketDir } from "../../lib/workspace/mod.ts";
 import { resolve } from "node:path";
 
 const HELP = `Usage: prompt_runner control steer [TARGET] TEXT... [options]

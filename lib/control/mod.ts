@@ -48,4 +48,4 @@ export {
   type AmendmentRecord,
   type ContractData,
   readAmendments,
-} from "./amendments.ts";
+} from "./amendment_log.ts";

@@ -4,7 +4,7 @@
  * @module
  */
 
-import { join } from "node:path";
+import { join } from "../shared/posix_path.ts";
 
 /** A reference to one run: its state root and its id. */
 export interface RunRef {

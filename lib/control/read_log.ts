@@ -7,6 +7,7 @@
 import { type RunLostError, StateError } from "../shared/errors.ts";
 import { openExisting } from "../shared/files.ts";
 import { followedRunState, runnerGoneError } from "./_liveness.ts";
+import { readRunLogFromTail } from "./_log_from_tail.ts";
 import { DirWaker, LineTail } from "./_tail.ts";
 import { type LogEntry, parseLogLines, readLogFile } from "./log_entry.ts";
 import { controlPaths, type RunRef } from "./paths.ts";
@@ -21,7 +22,11 @@ import { controlPaths, type RunRef } from "./paths.ts";
  * @returns Its log entries (none when nothing was sent).
  */
 export async function log(ref: RunRef): Promise<LogEntry[]> {
-  const entries = await readLogFile(controlPaths(ref.state_root));
+  const paths = controlPaths(ref.state_root);
+  // The current run's entries are at the end: read back to its start only.
+  const fromTail = await readRunLogFromTail(paths, ref.run_id);
+  if (fromTail !== null) return fromTail;
+  const entries = await readLogFile(paths);
   return entries.filter((entry) => entry.run_id === ref.run_id);
 }
 

@@ -7,7 +7,7 @@
 
 import { NotFoundError, StateError } from "../shared/errors.ts";
 import type { AttemptMode, RunStatus } from "../shared/events.ts";
-import { readStateText, readTextIfExists } from "../shared/files.ts";
+import { readStateText, readTextIfExists } from "../shared/read_file.ts";
 import {
   DEFAULT_VIEW,
   VIEW_KEYS,

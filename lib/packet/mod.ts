@@ -4,14 +4,14 @@
  * @module
  */
 
+export { loadPacket } from "./load_packet.ts";
 export {
-  loadPacket,
   MANIFEST_FILE,
-  normalizePromptId,
   type Packet,
   type PromptSpec,
   type RepoConfig,
-} from "./load_packet.ts";
+} from "./packet.ts";
+export { normalizePromptId } from "./prompt_id.ts";
 export {
   type Clause,
   CLAUSES,

@@ -13,7 +13,7 @@ import type { VerifyReport } from "../verify/report.ts";
 import { verifyContract } from "../verify/verify_contract.ts";
 import { probeGitChanges, probesDiffer } from "./_git_probe.ts";
 import type { RunContext } from "./_run_context.ts";
-import { currentContract, type EnforcedContract } from "./amendments.ts";
+import { currentContract, type EnforcedContract } from "./enforced_contract.ts";
 import type { PlannedPrompt } from "./plan_run.ts";
 import { decideOutcome, type RecoveryDecision } from "./recovery_policy.ts";
 import { buildRepairPrompt } from "./repair_prompt.ts";

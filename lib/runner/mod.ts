@@ -23,12 +23,16 @@ export {
 export {
   amend,
   type AmendOptions,
-  type AmendTarget,
+  relax,
+  type RelaxOptions,
+} from "./amend_contract.ts";
+export type { AmendTarget } from "./amendment_target.ts";
+export {
   contract,
   type ContractDiffEntry,
   type ContractView,
+} from "./contract_view.ts";
+export {
   type EnforcedContract,
   enforcedContract,
-  relax,
-  type RelaxOptions,
-} from "./amendments.ts";
+} from "./enforced_contract.ts";

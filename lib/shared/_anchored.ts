@@ -22,7 +22,7 @@
  * @module
  */
 
-import { isAbsolute, join, relative } from "node:path";
+import { isAbsolute, join, relative } from "./posix_path.ts";
 import { LinkRefusedError, StateError } from "./errors.ts";
 
 /** Files made here are private to the user running prompt_runner. */

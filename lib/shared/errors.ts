@@ -278,3 +278,26 @@ export class EnvironmentError extends PromptRunnerError {
     this.name = "EnvironmentError";
   }
 }
+
+/** Error codes of a failing environment (disk, file system), not of a bug. */
+const ENVIRONMENT_CODES = new Set([
+  "ENOSPC",
+  "EDQUOT",
+  "EIO",
+  "EROFS",
+  "EFBIG",
+  "EMFILE",
+  "ENFILE",
+]);
+
+/**
+ * Tells whether an error comes from the environment (a full disk, an I/O
+ * error, a read-only file system) rather than from a bug.
+ */
+export function isEnvironmentError(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === "string" && ENVIRONMENT_CODES.has(code)) return true;
+  return /No space left on device|Disk quota exceeded|Input\/output error|Read-only file system|File too large/i
+    .test(error.message);
+}

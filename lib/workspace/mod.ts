@@ -5,4 +5,18 @@
  * @module
  */
 
-export { defaultStateRoot, STATE_DIR_NAME } from "./run_location.ts";
+export {
+  defaultStateRoot,
+  locateRunTarget,
+  type PacketRunLocation,
+  type RunLocation,
+  type RunTarget,
+  runTargetOf,
+  STATE_DIR_NAME,
+} from "./run_location.ts";
+export {
+  isPacketDir,
+  type LocationNeed,
+  resolveRunLocation,
+  type ResolveRunLocationOptions,
+} from "./resolve_run_location.ts";

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { join } from "node:path";
+import { join } from "../shared/posix_path.ts";
 
 /** The folder, inside a packet directory, that is its default state root. */
 export const STATE_DIR_NAME = ".prompt_runner";
@@ -13,4 +13,69 @@ export const STATE_DIR_NAME = ".prompt_runner";
 /** The default state root of the packet in `packetDir`. */
 export function defaultStateRoot(packetDir: string): string {
   return join(packetDir, STATE_DIR_NAME);
+}
+
+/**
+ * Where a run lives. The run itself is found from here: the state root's
+ * current run (its snapshot) is the run a control command acts on.
+ */
+export interface RunLocation {
+  /** The packet directory, or `null` when only a state root was named. */
+  packet_dir: string | null;
+  /** The state root holding the run's state and control files. */
+  state_root: string;
+  /**
+   * Whether the state root is the packet's own (`PACKET/.prompt_runner`),
+   * found from the packet rather than named.
+   */
+  default_state_root: boolean;
+}
+
+/** A run location whose packet is known. */
+export type PacketRunLocation = RunLocation & { packet_dir: string };
+
+/**
+ * Where the library API is told a run lives: a packet directory (its state
+ * root is `PACKET/.prompt_runner`), or a packet with an explicit state root.
+ */
+export type RunTarget = string | {
+  /** The packet directory. */
+  packet_dir: string;
+  /** The state root; `PACKET/.prompt_runner` when absent. */
+  state_root?: string;
+};
+
+/**
+ * The location of a {@linkcode RunTarget} once its packet is loaded.
+ *
+ * @param target What the caller named.
+ * @param packetDir The loaded packet's directory (its real path), whose
+ * default state root is used when the target names none.
+ */
+export function locateRunTarget(
+  target: RunTarget,
+  packetDir: string,
+): PacketRunLocation {
+  if (typeof target !== "string" && target.state_root) {
+    return {
+      packet_dir: packetDir,
+      state_root: target.state_root,
+      default_state_root: false,
+    };
+  }
+  return {
+    packet_dir: packetDir,
+    state_root: defaultStateRoot(packetDir),
+    default_state_root: true,
+  };
+}
+
+/**
+ * The {@linkcode RunTarget} naming a location that has a packet: the packet
+ * alone when its state root is the default one.
+ */
+export function runTargetOf(location: PacketRunLocation): RunTarget {
+  return location.default_state_root
+    ? location.packet_dir
+    : { packet_dir: location.packet_dir, state_root: location.state_root };
 }

@@ -5,7 +5,7 @@ import {
   appendAmendment,
   readAmendments,
   replayAmendments,
-} from "../../../lib/control/amendments.ts";
+} from "../../../lib/control/amendment_log.ts";
 import { StateError } from "../../../lib/shared/mod.ts";
 import { withTempDir } from "../../_helpers/temp_dir.ts";
 

@@ -1,0 +1,72 @@
+/**
+ * What the CLI says about the top-level commands it keeps here, apart from
+ * their code, so that `--help` needs no command's module.
+ *
+ * @module
+ */
+
+import type { CommandInfo } from "./_context.ts";
+
+/** `run`. */
+export const RUN_INFO: CommandInfo = {
+  name: "run",
+  summary: "Run a packet's prompts, verify and recover",
+  help: `Usage: prompt_runner run PACKET [IDS...] [options]
+
+Runs a packet's prompts (all of them, or the ids given, in dependency order)
+against the packet's provider, verifies each result against its contract,
+and retries or repairs as the packet's recovery settings allow. The run can
+be watched and steered from another terminal with 'prompt_runner control'.
+
+Options:
+  --provider P        Run every prompt on provider P (simulated, ...)
+  --model M           Use model M for every prompt
+  --log-mode M        compact | verbose | studio
+  --tool-output M     none | summary | preview | full
+  --thinking M        show | hide
+  --diff M            none | stat | full
+  --state-root DIR    Keep run state in DIR (default: PACKET/.prompt_runner)
+  --resume            Continue the state root's last run under the same run
+                      id when its runner died before finishing it
+  --run-id ID         Use this run id: up to 128 letters, digits, '.', '_'
+                      and '-' (a resumed run keeps its events, budgets and
+                      audit trail)
+  --json              Print canonical events as NDJSON instead of text
+  -h, --help          Show this help
+
+Exit codes:
+  0 completed   1 the run failed, was blocked or interrupted   2 usage error
+  3 packet, prompt or repo not found   4 another run holds the state root,
+  or the state root is not usable (a link, another user's, not a directory)
+  129/130/143 stopped by SIGHUP/SIGINT/SIGTERM (recorded as interrupted;
+  a run started under nohup ignores SIGHUP)
+
+A full disk or an I/O error stops the run with exit 1 and a message naming
+the path; free space, then continue with --resume.
+
+Examples:
+  prompt_runner run examples/demo
+  prompt_runner run examples/demo 02 --log-mode verbose
+  prompt_runner run examples/demo --json | jq -c 'select(.type=="prompt_completed")'
+`,
+};
+
+/** `status`. */
+export const STATUS_INFO: CommandInfo = {
+  name: "status",
+  summary: "Show each prompt's status, attempts and verifier result",
+  help: `Usage: prompt_runner status [TARGET] [options]
+
+Shows each prompt of a packet: its status, its attempts (mode and outcome),
+and its last verifier result. TARGET is a packet directory (default: the
+current directory).
+
+Options:
+  --state-root DIR    Read run state from DIR (default: TARGET/.prompt_runner)
+  --json              Print one JSON object (NDJSON) instead of text
+  -h, --help          Show this help
+
+Exit codes:
+  0 ok   2 usage error   3 packet not found   4 state.json unreadable
+`,
+};

@@ -1,0 +1,97 @@
+/**
+ * Reading the fields of a manifest or prompt front matter: each reader names
+ * the file and the key in the error it throws.
+ *
+ * @module
+ */
+
+import { NotFoundError, UsageError } from "../shared/errors.ts";
+
+const PROVIDER_ALIASES: Record<string, string> = {
+  simulation: "simulated",
+  cursor_agent: "cursor",
+};
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+export function invalid(file: string, problem: string): never {
+  throw new UsageError(`Invalid packet file "${file}": ${problem}`, {
+    code: "INVALID_PACKET",
+  });
+}
+
+export function optionalString(
+  attrs: Record<string, unknown>,
+  key: string,
+  file: string,
+): string | null {
+  const value = attrs[key];
+  if (value === undefined || value === null) return null;
+  if (typeof value !== "string" || value.trim() === "") {
+    invalid(file, `${key} must be a non-empty string`);
+  }
+  return value.trim();
+}
+
+export function stringList(
+  value: unknown,
+  key: string,
+  file: string,
+): string[] | null {
+  if (value === undefined || value === null) return null;
+  const list = Array.isArray(value) ? value : [value];
+  for (const item of list) {
+    if (typeof item !== "string" || item.trim() === "") {
+      invalid(file, `${key} must be a list of non-empty strings`);
+    }
+  }
+  return list.map((item: string) => item.trim());
+}
+
+export function timeout(
+  value: unknown,
+  file: string,
+): number | null | undefined {
+  if (value === undefined) return undefined;
+  if (value === null) return null;
+  if (
+    typeof value === "string" &&
+    ["unbounded", "infinity", "infinite", "none"].includes(value)
+  ) {
+    return null;
+  }
+  if (typeof value === "number" && Number.isInteger(value) && value > 0) {
+    return value;
+  }
+  invalid(
+    file,
+    `timeout must be a positive number of milliseconds or "unbounded", found ${
+      JSON.stringify(value)
+    }`,
+  );
+}
+
+export function provider(value: string | null): string | null {
+  if (value === null) return null;
+  const name = value.toLowerCase();
+  return PROVIDER_ALIASES[name] ?? name;
+}
+
+/** Reads a packet file; a missing one is not found, an unreadable one invalid. */
+export async function readFile(path: string, what: string): Promise<string> {
+  try {
+    return await Deno.readTextFile(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) {
+      throw new NotFoundError(`Cannot find ${what} "${path}"`, {
+        code: "PACKET_NOT_FOUND",
+      });
+    }
+    throw new UsageError(
+      `Cannot read ${what} "${path}": ${(error as Error).message}`,
+      { code: "INVALID_PACKET", cause: error },
+    );
+  }
+}

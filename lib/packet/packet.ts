@@ -1,0 +1,83 @@
+/**
+ * A packet's shape once loaded: the packet, its prompts and repos, and the
+ * manifest's file name.
+ *
+ * @module
+ */
+
+import type { ViewSettings } from "../shared/view.ts";
+import type { Contract } from "./contract.ts";
+import type { RecoveryConfig } from "./recovery.ts";
+
+/** The manifest's fixed file name. */
+export const MANIFEST_FILE = "prompt_runner_packet.md";
+
+/** A repository a packet works in. */
+export interface RepoConfig {
+  /** The repo's name, used by `targets` and contract entries. */
+  name: string;
+  /** The repo's absolute path. */
+  path: string;
+  /** Whether prompts without `targets` work here. */
+  default: boolean;
+}
+
+/** One prompt of a packet, with its settings resolved. */
+export interface PromptSpec {
+  /** The id, two digits or more (`"01"`). */
+  id: string;
+  /** A human name. */
+  name: string;
+  /** The phase number (display and selection only). */
+  phase: number;
+  /** The prompt file's absolute path. */
+  file: string;
+  /** The repos the prompt works in; the first is its working directory. */
+  targets: string[];
+  /** Ids of prompts that must complete first. */
+  depends_on: string[];
+  /** The contract from the packet (amendments are applied by the runner). */
+  verify: Contract;
+  /** The simulated provider's script, if any. */
+  simulate: unknown;
+  /** The provider that runs this prompt. */
+  provider: string;
+  /** The model, or `null` for the provider's default. */
+  model: string | null;
+  /** The recovery settings (packet settings with the prompt's overrides). */
+  recovery: RecoveryConfig;
+  /** Tools the agent may use, or `null` for the provider's default. */
+  allowed_tools: string[] | null;
+  /** The agent's permission mode, or `null` for the provider's default. */
+  permission_mode: string | null;
+  /** How long one provider session may run, in milliseconds (`null`: no limit). */
+  timeout_ms: number | null;
+  /** The working directory: the first target's path, else the default repo, else the packet. */
+  cwd: string;
+  /** The text sent to the agent: the file after its front matter. */
+  body: string;
+}
+
+/** A loaded packet. */
+export interface Packet {
+  /** The packet directory's absolute path. */
+  dir: string;
+  /** The manifest's absolute path. */
+  manifest_file: string;
+  /** The packet's name (the directory name when the manifest has none). */
+  name: string;
+  /** The default provider. */
+  provider: string;
+  /** The default model, or `null` for the provider's default. */
+  model: string | null;
+  /** The repos, sorted by name. */
+  repos: RepoConfig[];
+  /** The packet's recovery settings. */
+  recovery: RecoveryConfig;
+  /** The view a run starts with. */
+  view: ViewSettings;
+  /** The prompts, in id order. */
+  prompts: PromptSpec[];
+  /** Things worth telling the user that do not stop a run (unknown keys). */
+  warnings: string[];
+}

@@ -1,0 +1,190 @@
+/**
+ * Resolving a command's TARGET to a {@linkcode RunLocation}: the one place
+ * every command finds where its run lives.
+ *
+ * @module
+ */
+
+import { join, resolve } from "../shared/posix_path.ts";
+import { controlPaths } from "../control/paths.ts";
+import { MANIFEST_FILE } from "../packet/packet.ts";
+import { elidePath, NotFoundError } from "../shared/errors.ts";
+import { isDirectory, pathExists } from "../shared/path_exists.ts";
+import {
+  defaultStateRoot,
+  type PacketRunLocation,
+  type RunLocation,
+} from "./run_location.ts";
+
+/**
+ * What a command needs of its TARGET:
+ * - `packet`: a packet directory (`run`, `status`);
+ * - `state_root`: a state root, from a packet directory or named itself
+ *   (the control commands that act on the current run);
+ * - `packet_and_state_root`: both; a state root named as TARGET gives its
+ *   packet through its snapshot (`control contract`, `amend`, `relax`).
+ */
+export type LocationNeed = "packet" | "state_root" | "packet_and_state_root";
+
+/** Options for {@linkcode resolveRunLocation}. */
+export interface ResolveRunLocationOptions {
+  /** What the command needs. */
+  needs: LocationNeed;
+  /** The directory relative paths are resolved against. */
+  cwd: string;
+  /** `--state-root`, as given. */
+  stateRoot?: string | undefined;
+  /** The command, for hints (`control amend`). */
+  command?: string;
+}
+
+/** Tells whether a path is a packet directory (it has a manifest). */
+export async function isPacketDir(path: string): Promise<boolean> {
+  return await pathExists(join(path, MANIFEST_FILE));
+}
+
+/**
+ * Resolves TARGET (a path, or `undefined` for the current directory) and
+ * `--state-root` to where the run lives.
+ *
+ * @returns The location; with `needs: "state_root"` its `packet_dir` is
+ * `null` when TARGET is not a packet directory (or `--state-root` is given).
+ * @throws {NotFoundError} (`PACKET_NOT_FOUND`) when TARGET is not what the
+ * command needs; the message names it.
+ */
+export async function resolveRunLocation(
+  target: string | undefined,
+  options: ResolveRunLocationOptions & {
+    needs: "packet" | "packet_and_state_root";
+  },
+): Promise<PacketRunLocation>;
+export async function resolveRunLocation(
+  target: string | undefined,
+  options: ResolveRunLocationOptions,
+): Promise<RunLocation>;
+export async function resolveRunLocation(
+  target: string | undefined,
+  options: ResolveRunLocationOptions,
+): Promise<RunLocation> {
+  // Workspaces (DESIGN §10) plug in here: a TARGET naming a registered
+  // workspace, or with no TARGET the workspace related to the current
+  // directory, resolves to that workspace's packet and state root before the
+  // paths below are tried.
+  switch (options.needs) {
+    case "packet":
+      return await packetLocation(target, options);
+    case "state_root":
+      return await stateRootLocation(target, options);
+    case "packet_and_state_root":
+      return await contractLocation(target, options);
+  }
+}
+
+function givenRoot(options: ResolveRunLocationOptions): string | undefined {
+  return options.stateRoot === undefined
+    ? undefined
+    : resolve(options.cwd, options.stateRoot);
+}
+
+function inPacket(dir: string, root: string | undefined): PacketRunLocation {
+  return {
+    packet_dir: dir,
+    state_root: root ?? defaultStateRoot(dir),
+    default_state_root: root === undefined,
+  };
+}
+
+async function packetLocation(
+  target: string | undefined,
+  options: ResolveRunLocationOptions,
+): Promise<PacketRunLocation> {
+  const dir = resolve(options.cwd, target ?? ".");
+  if (!(await isDirectory(dir))) {
+    throw new NotFoundError(
+      `Cannot find packet "${elidePath(target ?? dir)}": no such directory`,
+      { code: "PACKET_NOT_FOUND" },
+    );
+  }
+  try {
+    await Deno.stat(join(dir, MANIFEST_FILE));
+  } catch {
+    throw new NotFoundError(
+      `Cannot find packet "${
+        elidePath(target ?? dir)
+      }": it has no ${MANIFEST_FILE}`,
+      {
+        code: "PACKET_NOT_FOUND",
+        hint: target === undefined
+          ? "Name the packet directory, or run the command inside it"
+          : "A packet is a directory with prompt_runner_packet.md and prompts/",
+      },
+    );
+  }
+  return inPacket(dir, givenRoot(options));
+}
+
+async function stateRootLocation(
+  target: string | undefined,
+  options: ResolveRunLocationOptions,
+): Promise<RunLocation> {
+  const root = givenRoot(options);
+  if (root !== undefined) {
+    return { packet_dir: null, state_root: root, default_state_root: false };
+  }
+  const dir = resolve(options.cwd, target ?? ".");
+  if (await isPacketDir(dir)) return inPacket(dir, undefined);
+  if (await pathExists(join(dir, "control"))) {
+    return { packet_dir: null, state_root: dir, default_state_root: false };
+  }
+  const shown = elidePath(target ?? dir);
+  if (!(await pathExists(dir))) {
+    throw new NotFoundError(
+      `Cannot find packet "${shown}": no such directory`,
+      { code: "PACKET_NOT_FOUND" },
+    );
+  }
+  throw new NotFoundError(
+    `Cannot find packet "${shown}": it has no ${MANIFEST_FILE} and is not a state root`,
+    {
+      code: "PACKET_NOT_FOUND",
+      hint: "Name a packet directory, or pass --state-root DIR",
+    },
+  );
+}
+
+async function contractLocation(
+  target: string | undefined,
+  options: ResolveRunLocationOptions,
+): Promise<PacketRunLocation> {
+  const dir = resolve(options.cwd, target ?? ".");
+  const explicitRoot = givenRoot(options);
+  if (await isPacketDir(dir)) {
+    return inPacket(dir, explicitRoot);
+  }
+  const root = explicitRoot ?? dir;
+  try {
+    const snapshot = JSON.parse(
+      await Deno.readTextFile(controlPaths(root).snapshot),
+    );
+    if (typeof snapshot.packet_dir === "string") {
+      return {
+        packet_dir: snapshot.packet_dir,
+        state_root: root,
+        default_state_root: false,
+      };
+    }
+  } catch {
+    // Not a state root with a recorded run.
+  }
+  throw new NotFoundError(
+    `Cannot find packet "${
+      target ?? dir
+    }": it has no ${MANIFEST_FILE} and is not a state root with a recorded run`,
+    {
+      code: "PACKET_NOT_FOUND",
+      hint: `Name the packet directory: 'prompt_runner ${
+        options.command ?? "control contract"
+      } PACKET PROMPT_ID'`,
+    },
+  );
+}
