@@ -20,6 +20,41 @@ import { controlPaths, type RunRef } from "./paths.ts";
  *
  * @param ref The run.
  * @returns Its log entries (none when nothing was sent).
+ *
+ * @example A view change sent to a live run, and its audit entry
+ * ```ts
+ * import {
+ *   currentRun,
+ *   log,
+ *   runPacket,
+ *   setView,
+ *   snapshot,
+ * } from "@prompt-runner/prompt-runner";
+ * import assert from "node:assert/strict";
+ *
+ * const dir = await Deno.makeTempDir();
+ * await Deno.mkdir(`${dir}/prompts`);
+ * await Deno.writeTextFile(`${dir}/prompt_runner_packet.md`, "---\nprovider: simulated\n---\n");
+ * await Deno.writeTextFile(
+ *   `${dir}/prompts/01_slow.prompt.md`,
+ *   "---\nsimulate: {attempts: [{repeat: 40, delay_ms: 50, messages: [working]}]}\n---\nWork.\n",
+ * );
+ * const run = runPacket(dir, { output: { write: () => Promise.resolve() } });
+ * const root = `${dir}/.prompt_runner`;
+ * for (;;) {
+ *   const ref = await currentRun(root).catch(() => null);
+ *   if (ref !== null && (await snapshot(ref)).status === "running") break;
+ *   await new Promise((resolve) => setTimeout(resolve, 20));
+ * }
+ * const ref = await currentRun(root);
+ * await setView(ref, { thinking: "hide" }, { author: "ada" });
+ * await run;
+ * const [entry] = await log(ref);
+ * assert.equal(entry?.command, "set_view");
+ * assert.equal(entry?.outcome, "applied");
+ * assert.equal(entry?.author, "ada");
+ * await Deno.remove(dir, { recursive: true });
+ * ```
  */
 export async function log(ref: RunRef): Promise<LogEntry[]> {
   const paths = controlPaths(ref.state_root);

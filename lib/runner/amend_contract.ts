@@ -198,6 +198,31 @@ export async function amend(
  * unknown clause or a malformed entry.
  * @throws {NotFoundError} for an unknown prompt or packet.
  * @throws {StateError} like {@linkcode amend}.
+ *
+ * @example Dropping a requirement, with a reason and a confirmation
+ * ```ts
+ * import { contract, relax } from "@prompt-runner/prompt-runner";
+ * import assert from "node:assert/strict";
+ *
+ * const dir = await Deno.makeTempDir();
+ * await Deno.mkdir(`${dir}/prompts`);
+ * await Deno.writeTextFile(`${dir}/prompt_runner_packet.md`, "---\nprovider: simulated\n---\n");
+ * await Deno.writeTextFile(
+ *   `${dir}/prompts/01_notes.prompt.md`,
+ *   "---\nverify: {files_exist: [NOTES.md, CHANGELOG.md]}\n---\nWrite notes.\n",
+ * );
+ * await relax(dir, "01", {
+ *   clause: "files_exist",
+ *   entries: ["NOTES.md"],
+ *   reason: "no changelog in this repo",
+ *   confirm: true,
+ *   author: "ada",
+ * });
+ * const view = await contract(dir, "01");
+ * assert.deepEqual(view.enforced.files_exist, ["NOTES.md"]);
+ * assert.deepEqual(view.packet.files_exist, ["NOTES.md", "CHANGELOG.md"]);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
  */
 export async function relax(
   target: AmendTarget,

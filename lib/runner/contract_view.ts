@@ -77,6 +77,33 @@ function diffContracts(before: Contract, after: Contract): ContractDiffEntry[] {
  * @returns The contract view.
  * @throws {NotFoundError} for an unknown prompt or packet.
  * @throws {StateError} when an amendment line is torn or invalid.
+ *
+ * @example The packet's contract beside the enforced one
+ * ```ts
+ * import { amend, contract } from "@prompt-runner/prompt-runner";
+ * import assert from "node:assert/strict";
+ *
+ * const dir = await Deno.makeTempDir();
+ * await Deno.mkdir(`${dir}/prompts`);
+ * await Deno.writeTextFile(`${dir}/prompt_runner_packet.md`, "---\nprovider: simulated\n---\n");
+ * await Deno.writeTextFile(
+ *   `${dir}/prompts/01_notes.prompt.md`,
+ *   "---\nverify: {files_exist: [NOTES.md, CHANGELOG.md]}\n---\nWrite notes.\n",
+ * );
+ * await amend(dir, "01", {
+ *   clause: "files_exist",
+ *   entries: ["README.md"],
+ *   reason: "document it",
+ *   author: "ada",
+ * });
+ * const view = await contract(dir, "01");
+ * assert.equal(view.amendments.length, 1);
+ * assert.deepEqual(
+ *   view.diff.filter((entry) => entry.change !== "same"),
+ *   [{ change: "added", clause: "files_exist", entry: "README.md" }],
+ * );
+ * await Deno.remove(dir, { recursive: true });
+ * ```
  */
 export async function contract(
   target: AmendTarget,

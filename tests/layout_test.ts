@@ -1,0 +1,140 @@
+/**
+ * The shape of the code base is a claim the issues make: no file in lib/
+ * over 400 lines, no import cycle, and the layering (shared ← packet,
+ * verify, providers, render, control ← workspace ← runner ← commands ←
+ * main). These tests read the sources and fail when the claim breaks.
+ */
+
+import assert from "node:assert/strict";
+import { dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+
+/** Which lib areas each area may import (besides itself). */
+const ALLOWED: Record<string, string[]> = {
+  "lib/shared": [],
+  "lib/packet": ["lib/shared"],
+  "lib/verify": ["lib/shared", "lib/packet"],
+  "lib/providers": ["lib/shared", "lib/packet"],
+  "lib/render": ["lib/shared"],
+  "lib/control": ["lib/shared"],
+  "lib/workspace": ["lib/shared", "lib/packet", "lib/control"],
+  "lib/runner": [
+    "lib/shared",
+    "lib/packet",
+    "lib/verify",
+    "lib/providers",
+    "lib/render",
+    "lib/control",
+    "lib/workspace",
+  ],
+};
+
+async function sources(dir: string): Promise<string[]> {
+  const found: string[] = [];
+  for await (const entry of Deno.readDir(join(ROOT, dir))) {
+    const path = `${dir}/${entry.name}`;
+    if (entry.isDirectory) found.push(...await sources(path));
+    else if (entry.isFile && entry.name.endsWith(".ts")) found.push(path);
+  }
+  return found;
+}
+
+/** Every relative module a source imports (static, re-export or dynamic). */
+async function importsOf(file: string): Promise<string[]> {
+  const text = await Deno.readTextFile(join(ROOT, file));
+  const specifiers = [
+    ...text.matchAll(/^\s*(?:import|export)[^;]*?from\s+"([^"]+)"/gms),
+    ...text.matchAll(/^\s*import\s+"([^"]+)"/gm),
+    ...text.matchAll(/\bimport\(\s*"([^"]+)"\s*\)/g),
+  ].map((m) => m[1]!);
+  return specifiers
+    .filter((s) => s.startsWith("."))
+    .map((s) => relative(ROOT, resolve(ROOT, dirname(file), s)));
+}
+
+function area(file: string): string {
+  const parts = file.split("/");
+  if (parts[0] === "lib") return `lib/${parts[1]}`;
+  return parts[0] === "commands" ? "commands" : file;
+}
+
+const files = [
+  ...await sources("lib"),
+  ...await sources("commands"),
+  "main.ts",
+  "mod.ts",
+];
+
+Deno.test("no file in lib/ is over 400 lines", async () => {
+  const long: string[] = [];
+  for (const file of files.filter((f) => f.startsWith("lib/"))) {
+    const lines = (await Deno.readTextFile(join(ROOT, file))).split("\n")
+      .length - 1;
+    if (lines > 400) long.push(`${file}: ${lines} lines`);
+  }
+  assert.deepEqual(long, []);
+});
+
+Deno.test("lib areas import only the layers below them, and lib never imports commands/", async () => {
+  const wrong: string[] = [];
+  for (const file of files.filter((f) => f.startsWith("lib/"))) {
+    const from = area(file);
+    for (const target of await importsOf(file)) {
+      const to = area(target);
+      if (to === from) continue;
+      if (!(ALLOWED[from] ?? []).includes(to)) {
+        wrong.push(`${file} imports ${target}`);
+      }
+    }
+  }
+  for (const file of files.filter((f) => f.startsWith("commands/"))) {
+    for (const target of await importsOf(file)) {
+      if (target === "main.ts" || target === "mod.ts") {
+        wrong.push(`${file} imports ${target}`);
+      }
+    }
+  }
+  assert.deepEqual(wrong, []);
+});
+
+Deno.test("no import cycle among lib/, commands/, main.ts and mod.ts", async () => {
+  const graph = new Map<string, string[]>();
+  for (const file of files) {
+    graph.set(file, (await importsOf(file)).filter((t) => t.endsWith(".ts")));
+  }
+  const state = new Map<string, "open" | "done">();
+  const cycles: string[] = [];
+  const walk = (file: string, path: string[]): void => {
+    if (state.get(file) === "done") return;
+    if (state.get(file) === "open") {
+      cycles.push([...path.slice(path.indexOf(file)), file].join(" → "));
+      return;
+    }
+    state.set(file, "open");
+    for (const next of graph.get(file) ?? []) walk(next, [...path, file]);
+    state.set(file, "done");
+  };
+  for (const file of files) walk(file, []);
+  assert.deepEqual(cycles, []);
+});
+
+Deno.test("the import scanner finds static, re-exported and dynamic imports", async () => {
+  // The regular expressions are the whole check: prove they match.
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(
+      join(dir, "a.ts"),
+      'import { b } from "./b.ts";\nexport const a = await import("./c.ts");\n',
+    );
+    const text = await Deno.readTextFile(join(dir, "a.ts"));
+    const found = [
+      ...text.matchAll(/^\s*(?:import|export)[^;]*?from\s+"([^"]+)"/gms),
+      ...text.matchAll(/\bimport\(\s*"([^"]+)"\s*\)/g),
+    ].map((m) => m[1]);
+    assert.deepEqual(found.sort(), ["./b.ts", "./c.ts"]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
