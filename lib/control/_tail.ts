@@ -1,60 +1,90 @@
 /**
- * Tailing an append-only JSONL file: complete lines only, following the file
- * by handle (so a rename does not lose it), woken by `Deno.watchFs` with a
- * slow poll as a safety net.
+ * Tailing an append-only JSONL file: complete lines only, in bounded
+ * batches, following the file by handle (so a rename does not lose it),
+ * woken by `Deno.watchFs` with a slow poll as a safety net.
  *
  * @module
  */
 
 const POLL_MS = 500;
+/**
+ * Bytes read per batch: memory stays flat however long the file is (and a
+ * batch stays below the size V8 keeps apart from its young generation).
+ */
+const BATCH_BYTES = 64 * 1024;
+const NEWLINE = 0x0a;
 
 /** Reads the complete lines appended to a file since the last read. */
 export class LineTail {
   readonly #file: Deno.FsFile;
   readonly #decoder = new TextDecoder();
-  readonly #chunk = new Uint8Array(64 * 1024);
-  #partialBytes = 0;
+  /** Reused between reads; grows only for a line longer than a batch. */
+  #buffer = new Uint8Array(BATCH_BYTES);
+  /** Where the next unread line starts (`null`: the file's position at the first read). */
+  #offset: number | null;
   #skipFirstLine: boolean;
 
   /**
-   * Wraps an open file. With `skipPartial`, text up to the first newline is
-   * dropped: the reader joined in the middle of a line.
+   * Wraps an open file, reading from `offset` (default: the file's current
+   * position). With `skipPartial`, text up to the first newline is dropped:
+   * the reader joined in the middle of a line.
    */
-  constructor(file: Deno.FsFile, skipPartial = false) {
+  constructor(file: Deno.FsFile, skipPartial = false, offset?: number) {
     this.#file = file;
     this.#skipFirstLine = skipPartial;
+    this.#offset = offset ?? null;
   }
 
-  /** The complete lines available now (never a partial trailing line). */
-  async read(): Promise<string[]> {
+  /** Where the next unread line starts. */
+  get offset(): number | null {
+    return this.#offset;
+  }
+
+  /**
+   * The next batch of complete lines, as text (each line with its newline),
+   * or `null` when no complete line is there yet. A batch is at most about a
+   * megabyte, or one line when a line is longer than that.
+   */
+  async readText(): Promise<string | null> {
     // Read from the end of the last complete line each time: a partial line
     // may be cut and rewritten (a resumed runner truncates a torn tail).
-    const start = await this.#file.seek(0, Deno.SeekMode.Current) -
-      this.#partialBytes;
-    await this.#file.seek(start, Deno.SeekMode.Start);
-    const chunks: Uint8Array[] = [];
+    this.#offset ??= await this.#file.seek(0, Deno.SeekMode.Current);
+    await this.#file.seek(this.#offset, Deno.SeekMode.Start);
     let size = 0;
+    let end = -1;
     for (;;) {
-      const n = await this.#file.read(this.#chunk);
+      if (size === this.#buffer.length) {
+        if (end >= 0) break;
+        const grown = new Uint8Array(this.#buffer.length * 2);
+        grown.set(this.#buffer);
+        this.#buffer = grown;
+      }
+      const n = await this.#file.read(this.#buffer.subarray(size));
       if (n === null || n === 0) break;
-      chunks.push(this.#chunk.slice(0, n));
+      const at = this.#buffer.subarray(size, size + n).lastIndexOf(NEWLINE);
+      if (at >= 0) end = size + at;
       size += n;
     }
-    const bytes = new Uint8Array(size);
-    let at = 0;
-    for (const chunk of chunks) {
-      bytes.set(chunk, at);
-      at += chunk.length;
-    }
-    const end = bytes.lastIndexOf(0x0a);
-    this.#partialBytes = size - (end + 1);
-    if (end < 0) return [];
-    const lines = this.#decoder.decode(bytes.subarray(0, end)).split("\n");
+    if (end < 0) return null;
+    this.#offset += end + 1;
+    let bytes = this.#buffer.subarray(0, end + 1);
     if (this.#skipFirstLine) {
       this.#skipFirstLine = false;
-      lines.shift();
+      const first = bytes.indexOf(NEWLINE);
+      if (first < 0) return "";
+      bytes = bytes.subarray(first + 1);
     }
-    return lines.filter((line) => line !== "");
+    return this.#decoder.decode(bytes);
+  }
+
+  /** The next batch of complete, non-empty lines (none when none is there yet). */
+  async read(): Promise<string[]> {
+    for (;;) {
+      const text = await this.readText();
+      if (text === null) return [];
+      const lines = text.split("\n").filter((line) => line !== "");
+      if (lines.length > 0) return lines;
+    }
   }
 
   /** Closes the file. */

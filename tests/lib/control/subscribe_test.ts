@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { eventLines, events } from "../../../lib/control/follow_events.ts";
+import { eventLines, events } from "../../../lib/control/subscribe.ts";
 import { NotFoundError, RunLostError } from "../../../lib/shared/errors.ts";
 import type { RunEvent } from "../../../lib/shared/events.ts";
 import { acquireRunLock } from "../../../lib/shared/run_lock.ts";
