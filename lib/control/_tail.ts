@@ -8,18 +8,24 @@
 
 const POLL_MS = 500;
 /**
- * Bytes read per batch: memory stays flat however long the file is (and a
- * batch stays below the size V8 keeps apart from its young generation).
+ * Bytes of lines per batch: memory stays flat however long the file is (and
+ * a batch's text stays below the size V8 keeps apart from its young
+ * generation).
  */
 const BATCH_BYTES = 64 * 1024;
+/** Bytes read at once: few reads for a long replay. */
+const READ_BYTES = 1024 * 1024;
 const NEWLINE = 0x0a;
 
 /** Reads the complete lines appended to a file since the last read. */
 export class LineTail {
   readonly #file: Deno.FsFile;
   readonly #decoder = new TextDecoder();
-  /** Reused between reads; grows only for a line longer than a batch. */
-  #buffer = new Uint8Array(BATCH_BYTES);
+  /** Reused between reads; grows only for a line longer than it. */
+  #buffer = new Uint8Array(READ_BYTES);
+  /** The unread bytes: `#buffer[#start, #filled)`, from file offset `#offset`. */
+  #start = 0;
+  #filled = 0;
   /** Where the next unread line starts (`null`: the file's position at the first read). */
   #offset: number | null;
   #skipFirstLine: boolean;
@@ -42,39 +48,62 @@ export class LineTail {
 
   /**
    * The next batch of complete lines, as text (each line with its newline),
-   * or `null` when no complete line is there yet. A batch is at most about a
-   * megabyte, or one line when a line is longer than that.
+   * or `null` when no complete line is there yet. A batch is at most about
+   * 64 KiB, or one line when a line is longer than that.
    */
   async readText(): Promise<string | null> {
-    // Read from the end of the last complete line each time: a partial line
-    // may be cut and rewritten (a resumed runner truncates a torn tail).
     this.#offset ??= await this.#file.seek(0, Deno.SeekMode.Current);
-    await this.#file.seek(this.#offset, Deno.SeekMode.Start);
-    let size = 0;
-    let end = -1;
+    let end = this.#batchEnd();
+    if (end < 0) {
+      await this.#refill();
+      end = this.#batchEnd();
+      if (end < 0) return null;
+    }
+    let bytes = this.#buffer.subarray(this.#start, end + 1);
+    this.#offset += bytes.length;
+    this.#start = end + 1;
+    if (this.#skipFirstLine) {
+      this.#skipFirstLine = false;
+      const first = bytes.indexOf(NEWLINE);
+      bytes = bytes.subarray(first + 1);
+    }
+    return this.#decoder.decode(bytes);
+  }
+
+  /** The index of the newline ending the next batch in the buffer, or -1. */
+  #batchEnd(): number {
+    const limit = Math.min(this.#start + BATCH_BYTES, this.#filled);
+    const at = this.#buffer.subarray(this.#start, limit).lastIndexOf(NEWLINE);
+    if (at >= 0) return this.#start + at;
+    // A line longer than a batch: up to its end, when it is in the buffer.
+    const beyond = this.#buffer.subarray(limit, this.#filled).indexOf(NEWLINE);
+    return beyond >= 0 ? limit + beyond : -1;
+  }
+
+  /**
+   * Reads from the first unread byte on, until the buffer is full (holding a
+   * whole line) or the file ends. The partial line buffered last time is
+   * read again: it may have been cut and rewritten (a resumed runner
+   * truncates a torn tail).
+   */
+  async #refill(): Promise<void> {
+    this.#start = 0;
+    this.#filled = 0;
+    await this.#file.seek(this.#offset!, Deno.SeekMode.Start);
+    let whole = false;
     for (;;) {
-      if (size === this.#buffer.length) {
-        if (end >= 0) break;
+      if (this.#filled === this.#buffer.length) {
+        if (whole) return;
         const grown = new Uint8Array(this.#buffer.length * 2);
         grown.set(this.#buffer);
         this.#buffer = grown;
       }
-      const n = await this.#file.read(this.#buffer.subarray(size));
-      if (n === null || n === 0) break;
-      const at = this.#buffer.subarray(size, size + n).lastIndexOf(NEWLINE);
-      if (at >= 0) end = size + at;
-      size += n;
+      const n = await this.#file.read(this.#buffer.subarray(this.#filled));
+      if (n === null || n === 0) return;
+      whole ||= this.#buffer.subarray(this.#filled, this.#filled + n)
+        .includes(NEWLINE);
+      this.#filled += n;
     }
-    if (end < 0) return null;
-    this.#offset += end + 1;
-    let bytes = this.#buffer.subarray(0, end + 1);
-    if (this.#skipFirstLine) {
-      this.#skipFirstLine = false;
-      const first = bytes.indexOf(NEWLINE);
-      if (first < 0) return "";
-      bytes = bytes.subarray(first + 1);
-    }
-    return this.#decoder.decode(bytes);
   }
 
   /** The next batch of complete, non-empty lines (none when none is there yet). */
