@@ -85,16 +85,15 @@ const SEQ_AT = '{"v":1,"seq":'.length;
 
 /**
  * A run of lines in the canonical shape the plane writes
- * (`JSON.stringify` of an event, keys in order), each with its newline.
+ * (`JSON.stringify` of an event, keys in order), each with its newline,
+ * none of them `run_finished` (that one is parsed: nothing after it counts).
  */
 const CANONICAL_LINES = new RegExp(
   `(?:\\{"v":1,"seq":(?:0|[1-9]\\d*),"at":${STRING},"run_id":${STRING},` +
     `"prompt_id":(?:${STRING}|null),"attempt":(?:${NUMBER}|null),` +
-    `"type":"[a-z_]+","data":${jsonValue(5)}\\}\\n)*`,
+    `"type":"(?!run_finished")[a-z_]+","data":${jsonValue(5)}\\}\\n)*`,
   "y",
 );
-
-const FINISHED = '"type":"run_finished"';
 
 function seqAt(text: string, at: number): number {
   let end = at;
@@ -123,15 +122,7 @@ export function selectText(
     CANONICAL_LINES.test(all);
     const end = CANONICAL_LINES.lastIndex;
     if (end > at) {
-      const finish = all.indexOf(FINISHED, at);
-      if (finish >= 0 && finish < end) {
-        // Rare (once a run): let the parser find where it ends.
-        const chosen = selectLines(all.slice(at, end), state);
-        for (const { line } of chosen.lines) out += line + "\n";
-        if (chosen.finished) return { text: out, finished: true };
-      } else {
-        out += keptLines(all, at, end, state);
-      }
+      out += keptLines(all, at, end, state);
       at = end;
     }
     if (at >= all.length) break;

@@ -12,7 +12,7 @@ const POLL_MS = 500;
  * a batch's text stays below the size V8 keeps apart from its young
  * generation).
  */
-const BATCH_BYTES = 64 * 1024;
+const BATCH_BYTES = 120 * 1024;
 /** Bytes read at once: few reads for a long replay. */
 const READ_BYTES = 1024 * 1024;
 const NEWLINE = 0x0a;
@@ -49,7 +49,7 @@ export class LineTail {
   /**
    * The next batch of complete lines, as text (each line with its newline),
    * or `null` when no complete line is there yet. A batch is at most about
-   * 64 KiB, or one line when a line is longer than that.
+   * 120 KiB, or one line when a line is longer than that.
    */
   async readText(): Promise<string | null> {
     this.#offset ??= await this.#file.seek(0, Deno.SeekMode.Current);
