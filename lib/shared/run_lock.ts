@@ -14,6 +14,7 @@ import {
   syncDir,
   writeAll,
 } from "./files.ts";
+import { ownProc } from "./_own_proc.ts";
 import { runProcess } from "./run_process.ts";
 
 /** The content of `run.lock`. */
@@ -56,7 +57,9 @@ async function readProcStat(pid: number): Promise<string | null | undefined> {
  * a new one that reused its pid.
  */
 export async function processStartTime(pid: number): Promise<string | null> {
-  const stat = await readProcStat(pid);
+  const stat = pid === Deno.pid
+    ? (await ownProc())?.stat
+    : await readProcStat(pid);
   if (!stat) return null;
   const fields = stat.slice(stat.lastIndexOf(") ") + 2).split(" ");
   // Field 22 of the whole line is field 20 after "pid (comm) ".
