@@ -10,7 +10,6 @@ import { join } from "node:path";
 import { NotFoundError, RunLostError, StateError } from "../shared/errors.ts";
 import { openExisting } from "../shared/files.ts";
 import type { RunEvent } from "../shared/events.ts";
-export type { EventLine } from "./_event_text.ts";
 import { followedRunState, runnerGoneError } from "./_liveness.ts";
 import {
   type EventLine,
@@ -22,6 +21,8 @@ import { seekSeq } from "./_seek.ts";
 import { DirWaker, LineTail } from "./_tail.ts";
 import { controlPaths, type RunRef, safeName } from "./paths.ts";
 import { readSnapshotFile } from "./snapshot.ts";
+
+export type { EventLine } from "./_event_text.ts";
 
 /** Where to start following. */
 export type EventsFrom = "start" | "current" | number;
@@ -179,8 +180,8 @@ async function* follow<T>(
 /**
  * Follows a run's events as stored lines, in batches: replays, then follows
  * the file, woken by file-system notifications with a slow poll as a safety
- * net. A batch holds the complete lines read at once (at most about a
- * megabyte of them), so memory stays flat however long the stream is.
+ * net. A batch holds the complete lines read at once (at most about
+ * 120 KiB of them), so memory stays flat however long the stream is.
  * Every event is delivered once, in `seq` order, never a partial line. The
  * iteration ends after `run_finished`.
  *
