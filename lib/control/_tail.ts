@@ -130,6 +130,8 @@ export class LineTail {
 export class DirWaker {
   #watcher: Deno.FsWatcher | null = null;
   #wake: (() => void) | null = null;
+  /** A change seen while nobody waited: the next wait ends at once. */
+  #missed = false;
   #pump: Promise<void> = Promise.resolve();
 
   /** Watches `dir` (non-recursively); polling alone when watching fails. */
@@ -139,7 +141,7 @@ export class DirWaker {
       const watcher = this.#watcher;
       this.#pump = (async () => {
         try {
-          for await (const _ of watcher) this.#wake?.();
+          for await (const _ of watcher) this.wake();
         } catch {
           // The watcher closed.
         }
@@ -149,8 +151,21 @@ export class DirWaker {
     }
   }
 
+  /**
+   * Ends the current wait, or the next one when nobody waits: a change that
+   * lands between a reader's last read and its wait is not slept through.
+   */
+  wake(): void {
+    if (this.#wake === null) this.#missed = true;
+    else this.#wake();
+  }
+
   /** Waits for a change in the directory, a poll period, or an abort. */
   wait(signal?: AbortSignal, ms = POLL_MS): Promise<void> {
+    if (this.#missed) {
+      this.#missed = false;
+      return Promise.resolve();
+    }
     return new Promise((resolve) => {
       const done = (): void => {
         clearTimeout(timer);

@@ -10,7 +10,11 @@ import { join } from "node:path";
 import { NotFoundError, RunLostError, StateError } from "../shared/errors.ts";
 import { openExisting } from "../shared/files.ts";
 import type { RunEvent } from "../shared/events.ts";
-import { followedRunState, runnerGoneError } from "./_liveness.ts";
+import {
+  followedRunState,
+  type RunLiveness,
+  runnerGoneError,
+} from "./_liveness.ts";
 import {
   type EventLine,
   selectLines,
@@ -122,7 +126,14 @@ async function* follow<T>(
     tail = new LineTail(file, skip, offset);
   }
   const waker = new DirWaker(paths.dir);
+  // The liveness check runs beside the wait, so a line landing meanwhile is
+  // read at once rather than after the check.
   let lastCheck = 0;
+  const check: {
+    running: Promise<void> | null;
+    verdict: Ended | null;
+    failure: { error: unknown } | null;
+  } = { running: null, verdict: null, failure: null };
   let ending: RunLostError | null = null;
   try {
     for (;;) {
@@ -145,35 +156,51 @@ async function* follow<T>(
         );
         continue;
       }
-      if (Date.now() - lastCheck >= CHECK_MS) {
-        lastCheck = Date.now();
+      if (check.failure !== null) throw check.failure.error;
+      if (check.verdict !== null) {
         // Whatever ended the run, drain once more: run_finished may be there.
         // (A superseded run's file was moved; the open handle still reads it.)
-        const now = await followedRunState(ref);
-        if (now.state === "superseded") {
-          ending = new RunLostError(
-            `Run ${ref.run_id} was superseded by run ${
-              now.by ?? "(unknown)"
-            } before it finished`,
-          );
-          continue;
-        }
-        if (now.state === "ended") {
-          ending = new RunLostError(
-            `Run ${ref.run_id} ended (${now.status}) without run_finished`,
-          );
-          continue;
-        }
-        if (now.state === "gone") {
-          ending = runnerGoneError(ref, now.pid);
-          continue;
-        }
+        ending = endingOf(ref, check.verdict);
+        continue;
+      }
+      if (check.running === null && Date.now() - lastCheck >= CHECK_MS) {
+        lastCheck = Date.now();
+        check.running = followedRunState(ref).then((now) => {
+          if (now.state !== "running") check.verdict = now;
+        }, (error) => {
+          check.failure = { error };
+        }).finally(() => {
+          check.running = null;
+          if (check.verdict !== null || check.failure !== null) waker.wake();
+        });
       }
       await waker.wait(options.signal, CHECK_MS);
     }
   } finally {
+    await check.running;
     tail?.close();
     await waker.close();
+  }
+}
+
+/** Where a run that is no longer running stands. */
+type Ended = Exclude<RunLiveness, { state: "running" }>;
+
+/** The error that ends following a run that is no longer running. */
+function endingOf(ref: RunRef, now: Ended): RunLostError {
+  switch (now.state) {
+    case "superseded":
+      return new RunLostError(
+        `Run ${ref.run_id} was superseded by run ${
+          now.by ?? "(unknown)"
+        } before it finished`,
+      );
+    case "ended":
+      return new RunLostError(
+        `Run ${ref.run_id} ended (${now.status}) without run_finished`,
+      );
+    case "gone":
+      return runnerGoneError(ref, now.pid);
   }
 }
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { LineTail } from "../../../lib/control/_tail.ts";
+import { DirWaker, LineTail } from "../../../lib/control/_tail.ts";
 import { withTempDir } from "../../_helpers/temp_dir.ts";
 
 async function readAllLines(tail: LineTail): Promise<string[][]> {
@@ -109,6 +109,33 @@ Deno.test("LineTail.readText() returns whole lines with their newlines, CRLF kep
       assert.equal(await tail.readText(), null);
     } finally {
       tail.close();
+    }
+  });
+});
+
+/** Whether `promise` settles before a generous deadline (10 s). */
+async function settles(promise: Promise<unknown>): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), 10_000);
+  });
+  const result = await Promise.race([promise.then(() => true), late]);
+  clearTimeout(timer);
+  return result;
+}
+
+Deno.test("DirWaker.wait() ends at once for a change that came while nobody waited", async () => {
+  await withTempDir(async (dir) => {
+    const waker = new DirWaker(dir);
+    try {
+      await Deno.writeTextFile(join(dir, "events.jsonl"), "line\n");
+      // The change arrives while the reader is busy elsewhere.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.ok(await settles(waker.wait(undefined, 60_000)), "slept through");
+      waker.wake();
+      assert.ok(await settles(waker.wait(undefined, 60_000)), "slept through");
+    } finally {
+      await waker.close();
     }
   });
 });
