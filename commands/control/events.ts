@@ -4,7 +4,11 @@
  * @module
  */
 
-import { eventLines, type EventsFrom } from "../../lib/control/mod.ts";
+import {
+  eventLineBatches,
+  type EventsFrom,
+  eventTextBatches,
+} from "../../lib/control/mod.ts";
 import { createRenderer, terminalSink } from "../../lib/render/mod.ts";
 import { DEFAULT_VIEW, UsageError } from "../../lib/shared/mod.ts";
 import { stringFlag, viewFlags } from "../_args.ts";
@@ -75,15 +79,23 @@ async function events(
   const json = args.values.json === true;
   const renderer = createRenderer({ ...DEFAULT_VIEW, ...view });
   return await withStopSignals(async (signal) => {
-    const sink = json ? null : terminalSink(
+    if (json) {
+      // The stored lines, unchanged: one write per batch of whole lines.
+      for await (const text of eventTextBatches(ref, { from, signal })) {
+        await context.stdout.write(text);
+      }
+      return 0;
+    }
+    const sink = terminalSink(
       (text) => context.stdout.write(text),
       { color: context.color },
     );
-    for await (const { line, event } of eventLines(ref, { from, signal })) {
-      if (sink === null) await context.stdout.write(line + "\n");
-      else await sink.event(event, renderer.render(event));
+    for await (const batch of eventLineBatches(ref, { from, signal })) {
+      for (const { event } of batch) {
+        await sink.event(event, renderer.render(event));
+      }
     }
-    if (sink !== null && !signal.aborted) await sink.text(renderer.finish());
+    if (!signal.aborted) await sink.text(renderer.finish());
     return 0;
   });
 }

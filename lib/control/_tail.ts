@@ -1,60 +1,119 @@
 /**
- * Tailing an append-only JSONL file: complete lines only, following the file
- * by handle (so a rename does not lose it), woken by `Deno.watchFs` with a
- * slow poll as a safety net.
+ * Tailing an append-only JSONL file: complete lines only, in bounded
+ * batches, following the file by handle (so a rename does not lose it),
+ * woken by `Deno.watchFs` with a slow poll as a safety net.
  *
  * @module
  */
 
 const POLL_MS = 500;
+/**
+ * Bytes of lines per batch: memory stays flat however long the file is (and
+ * a batch's text stays below the size V8 keeps apart from its young
+ * generation).
+ */
+const BATCH_BYTES = 120 * 1024;
+/** Bytes read at once: few reads for a long replay. */
+const READ_BYTES = 1024 * 1024;
+const NEWLINE = 0x0a;
 
 /** Reads the complete lines appended to a file since the last read. */
 export class LineTail {
   readonly #file: Deno.FsFile;
   readonly #decoder = new TextDecoder();
-  readonly #chunk = new Uint8Array(64 * 1024);
-  #partialBytes = 0;
+  /** Reused between reads; grows only for a line longer than it. */
+  #buffer = new Uint8Array(READ_BYTES);
+  /** The unread bytes: `#buffer[#start, #filled)`, from file offset `#offset`. */
+  #start = 0;
+  #filled = 0;
+  /** Where the next unread line starts (`null`: the file's position at the first read). */
+  #offset: number | null;
   #skipFirstLine: boolean;
 
   /**
-   * Wraps an open file. With `skipPartial`, text up to the first newline is
-   * dropped: the reader joined in the middle of a line.
+   * Wraps an open file, reading from `offset` (default: the file's current
+   * position). With `skipPartial`, text up to the first newline is dropped:
+   * the reader joined in the middle of a line.
    */
-  constructor(file: Deno.FsFile, skipPartial = false) {
+  constructor(file: Deno.FsFile, skipPartial = false, offset?: number) {
     this.#file = file;
     this.#skipFirstLine = skipPartial;
+    this.#offset = offset ?? null;
   }
 
-  /** The complete lines available now (never a partial trailing line). */
-  async read(): Promise<string[]> {
-    // Read from the end of the last complete line each time: a partial line
-    // may be cut and rewritten (a resumed runner truncates a torn tail).
-    const start = await this.#file.seek(0, Deno.SeekMode.Current) -
-      this.#partialBytes;
-    await this.#file.seek(start, Deno.SeekMode.Start);
-    const chunks: Uint8Array[] = [];
-    let size = 0;
-    for (;;) {
-      const n = await this.#file.read(this.#chunk);
-      if (n === null || n === 0) break;
-      chunks.push(this.#chunk.slice(0, n));
-      size += n;
+  /** Where the next unread line starts. */
+  get offset(): number | null {
+    return this.#offset;
+  }
+
+  /**
+   * The next batch of complete lines, as text (each line with its newline),
+   * or `null` when no complete line is there yet. A batch is at most about
+   * 120 KiB, or one line when a line is longer than that.
+   */
+  async readText(): Promise<string | null> {
+    this.#offset ??= await this.#file.seek(0, Deno.SeekMode.Current);
+    let end = this.#batchEnd();
+    if (end < 0) {
+      await this.#refill();
+      end = this.#batchEnd();
+      if (end < 0) return null;
     }
-    const bytes = new Uint8Array(size);
-    let at = 0;
-    for (const chunk of chunks) {
-      bytes.set(chunk, at);
-      at += chunk.length;
-    }
-    const end = bytes.lastIndexOf(0x0a);
-    this.#partialBytes = size - (end + 1);
-    if (end < 0) return [];
-    const lines = this.#decoder.decode(bytes.subarray(0, end)).split("\n");
+    let bytes = this.#buffer.subarray(this.#start, end + 1);
+    this.#offset += bytes.length;
+    this.#start = end + 1;
     if (this.#skipFirstLine) {
       this.#skipFirstLine = false;
-      lines.shift();
+      const first = bytes.indexOf(NEWLINE);
+      bytes = bytes.subarray(first + 1);
     }
-    return lines.filter((line) => line !== "");
+    return this.#decoder.decode(bytes);
+  }
+
+  /** The index of the newline ending the next batch in the buffer, or -1. */
+  #batchEnd(): number {
+    const limit = Math.min(this.#start + BATCH_BYTES, this.#filled);
+    const at = this.#buffer.subarray(this.#start, limit).lastIndexOf(NEWLINE);
+    if (at >= 0) return this.#start + at;
+    // A line longer than a batch: up to its end, when it is in the buffer.
+    const beyond = this.#buffer.subarray(limit, this.#filled).indexOf(NEWLINE);
+    return beyond >= 0 ? limit + beyond : -1;
+  }
+
+  /**
+   * Reads from the first unread byte on, until the buffer is full (holding a
+   * whole line) or the file ends. The partial line buffered last time is
+   * read again: it may have been cut and rewritten (a resumed runner
+   * truncates a torn tail).
+   */
+  async #refill(): Promise<void> {
+    this.#start = 0;
+    this.#filled = 0;
+    await this.#file.seek(this.#offset!, Deno.SeekMode.Start);
+    let whole = false;
+    for (;;) {
+      if (this.#filled === this.#buffer.length) {
+        if (whole) return;
+        const grown = new Uint8Array(this.#buffer.length * 2);
+        grown.set(this.#buffer);
+        this.#buffer = grown;
+      }
+      const n = await this.#file.read(this.#buffer.subarray(this.#filled));
+      if (n === null || n === 0) return;
+      whole ||= this.#buffer.subarray(this.#filled, this.#filled + n)
+        .includes(NEWLINE);
+      this.#filled += n;
+    }
+  }
+
+  /** The next batch of complete, non-empty lines (none when none is there yet). */
+  async read(): Promise<string[]> {
+    for (;;) {
+      const text = await this.readText();
+      if (text === null) return [];
+      const lines = text.split("\n").filter((line) => line !== "");
+      if (lines.length > 0) return lines;
+    }
   }
 
   /** Closes the file. */
@@ -71,6 +130,8 @@ export class LineTail {
 export class DirWaker {
   #watcher: Deno.FsWatcher | null = null;
   #wake: (() => void) | null = null;
+  /** A change seen while nobody waited: the next wait ends at once. */
+  #missed = false;
   #pump: Promise<void> = Promise.resolve();
 
   /** Watches `dir` (non-recursively); polling alone when watching fails. */
@@ -80,7 +141,7 @@ export class DirWaker {
       const watcher = this.#watcher;
       this.#pump = (async () => {
         try {
-          for await (const _ of watcher) this.#wake?.();
+          for await (const _ of watcher) this.wake();
         } catch {
           // The watcher closed.
         }
@@ -90,8 +151,21 @@ export class DirWaker {
     }
   }
 
+  /**
+   * Ends the current wait, or the next one when nobody waits: a change that
+   * lands between a reader's last read and its wait is not slept through.
+   */
+  wake(): void {
+    if (this.#wake === null) this.#missed = true;
+    else this.#wake();
+  }
+
   /** Waits for a change in the directory, a poll period, or an abort. */
   wait(signal?: AbortSignal, ms = POLL_MS): Promise<void> {
+    if (this.#missed) {
+      this.#missed = false;
+      return Promise.resolve();
+    }
     return new Promise((resolve) => {
       const done = (): void => {
         clearTimeout(timer);

@@ -17,11 +17,14 @@ export { type LogEntry, type Outcome } from "./log_entry.ts";
 export { followLog, type FollowLogOptions, log } from "./read_log.ts";
 export {
   type EventLine,
+  eventLineBatches,
   eventLines,
   events,
   type EventsFrom,
   type EventsOptions,
-} from "./follow_events.ts";
+  eventTextBatches,
+  subscribe,
+} from "./subscribe.ts";
 export { setView } from "./set_view.ts";
 export {
   checkSteerText,

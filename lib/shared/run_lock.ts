@@ -14,6 +14,7 @@ import {
   syncDir,
   writeAll,
 } from "./files.ts";
+import { ownProc } from "./_own_proc.ts";
 import { runProcess } from "./run_process.ts";
 
 /** The content of `run.lock`. */
@@ -56,7 +57,9 @@ async function readProcStat(pid: number): Promise<string | null | undefined> {
  * a new one that reused its pid.
  */
 export async function processStartTime(pid: number): Promise<string | null> {
-  const stat = await readProcStat(pid);
+  const stat = pid === Deno.pid
+    ? (await ownProc())?.stat
+    : await readProcStat(pid);
   if (!stat) return null;
   const fields = stat.slice(stat.lastIndexOf(") ") + 2).split(" ");
   // Field 22 of the whole line is field 20 after "pid (comm) ".
@@ -128,19 +131,51 @@ function parseLock(text: string): RunLockInfo | null {
 }
 
 /**
- * Reads the lock of a state root and tells whether its holder is alive.
+ * Whether a process holds the kernel lock of an open `run.lock`. A shared
+ * lock is tried and let go at once: it cannot succeed while a runner holds
+ * its exclusive lock, and probes never exclude one another. A runner taking
+ * the lock retries past a probe (see {@linkcode acquireRunLock}).
+ */
+function lockHeld(file: Deno.FsFile): boolean {
+  if (!file.tryLockSync(false)) return true;
+  file.unlockSync();
+  return false;
+}
+
+/**
+ * Reads the lock of a state root and tells whether its holder is alive:
+ * on this host the kernel lock answers (a dead runner's lock went with it,
+ * and a reused pid cannot hold it), with no process to start; a lock from
+ * another host is assumed live, since it cannot be checked.
+ *
+ * Requires `--allow-read` on the state root.
  *
  * @returns The lock and its liveness, or `null` when there is no lock.
+ * @throws {LinkRefusedError} when `run.lock` is a link.
  */
 export async function readRunLock(
   stateRoot: string,
 ): Promise<{ info: RunLockInfo | null; alive: boolean } | null> {
-  const text = await readTextIfExists(join(stateRoot, LOCK_FILE), {
+  const file = await openExisting(join(stateRoot, LOCK_FILE), {
     within: stateRoot,
   });
-  if (text === null) return null;
+  if (file === null) return null;
+  let held: boolean;
+  let text: string;
+  try {
+    held = lockHeld(file);
+    text = await new Response(file.readable).text();
+  } catch (error) {
+    try {
+      file.close();
+    } catch {
+      // Closed by the stream already.
+    }
+    throw error;
+  }
   const info = parseLock(text);
-  return { info, alive: info === null ? false : await isLockAlive(info) };
+  if (info === null) return { info, alive: false };
+  return { info, alive: info.host !== hostname() || held };
 }
 
 /** A held run lock. */
@@ -185,6 +220,23 @@ async function readHolder(path: string): Promise<RunLockInfo | null> {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   return holder;
+}
+
+/**
+ * Takes the exclusive kernel lock of an open `run.lock`. A follower's probe
+ * holds a shared lock for an instant: when only shared locks stand in the
+ * way (a shared lock can be had), it tries again rather than refuse.
+ *
+ * @returns `false` when another process holds the exclusive lock.
+ */
+async function takeExclusive(file: Deno.FsFile): Promise<boolean> {
+  for (let tries = 0; tries < 500; tries++) {
+    if (file.tryLockSync(true)) return true;
+    if (!file.tryLockSync(false)) return false;
+    file.unlockSync();
+    await new Promise((resolve) => setTimeout(resolve, tries < 10 ? 0 : 2));
+  }
+  return false;
 }
 
 /**
@@ -236,7 +288,7 @@ export async function acquireRunLock(
     }
     let held = false;
     try {
-      if (!(await file.tryLock(true))) {
+      if (!(await takeExclusive(file))) {
         throw lockedError(stateRoot, await readHolder(path));
       }
       // The holder we waited on may have removed the file as it let go:

@@ -97,3 +97,66 @@ Deno.test("RunLock.release() leaves a successor's lock alone", async () => {
     assert.equal(await Deno.readTextFile(join(dir, "run.lock")), successor);
   });
 });
+
+Deno.test("readRunLock() calls a lock whose record names a live process but whose kernel lock is free dead", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      join(dir, "run.lock"),
+      JSON.stringify({
+        pid: Deno.pid,
+        pid_start: await processStartTime(Deno.pid),
+        host: Deno.hostname(),
+        run_id: "old",
+        started_at: "x",
+      }),
+    );
+    assert.equal((await readRunLock(dir))?.alive, false);
+  });
+});
+
+Deno.test("readRunLock() tells a held lock alive, and a released one dead, without starting a process", async () => {
+  await withTempDir(async (dir) => {
+    const root = join(dir, "root");
+    await Deno.mkdir(root);
+    const script = join(dir, "read.ts");
+    await Deno.writeTextFile(
+      script,
+      `import { readRunLock } from ${
+        JSON.stringify(
+          new URL("../../../lib/shared/run_lock.ts", import.meta.url).pathname,
+        )
+      };
+const lock = await readRunLock(Deno.args[0]!);
+console.log(JSON.stringify({ alive: lock?.alive, run: lock?.info?.run_id }));
+`,
+    );
+    const read = async (): Promise<unknown> => {
+      const output = await new Deno.Command(Deno.execPath(), {
+        args: [
+          "run",
+          "--quiet",
+          "--allow-read",
+          "--deny-run",
+          "--allow-sys=hostname",
+          script,
+          root,
+        ],
+        stdin: "null",
+      }).output();
+      const stderr = new TextDecoder().decode(output.stderr);
+      assert.equal(output.code, 0, stderr);
+      return JSON.parse(new TextDecoder().decode(output.stdout));
+    };
+    const lock = await acquireRunLock(root, "run-a");
+    try {
+      assert.deepEqual(await read(), { alive: true, run: "run-a" });
+    } finally {
+      await lock.release();
+    }
+    await Deno.writeTextFile(
+      join(root, "run.lock"),
+      JSON.stringify({ ...lock.info }),
+    );
+    assert.deepEqual(await read(), { alive: false, run: "run-a" });
+  });
+});

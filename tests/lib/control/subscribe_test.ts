@@ -1,6 +1,10 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { eventLines, events } from "../../../lib/control/follow_events.ts";
+import {
+  eventLines,
+  events,
+  eventTextBatches,
+} from "../../../lib/control/subscribe.ts";
 import { NotFoundError, RunLostError } from "../../../lib/shared/errors.ts";
 import type { RunEvent } from "../../../lib/shared/events.ts";
 import { acquireRunLock } from "../../../lib/shared/run_lock.ts";
@@ -353,4 +357,83 @@ Deno.test({
     assert.deepEqual(seen, [rewritten, finished("run-a", 4)]);
     await plane.close("completed");
   },
+});
+
+const bigStream = (runId: string, from: number, to: number): string => {
+  let text = "";
+  for (let seq = from; seq <= to; seq++) {
+    text += line(runEvent(runId, seq, "message_streamed", { delta: "d" }));
+  }
+  return text;
+};
+
+Deno.test("events() from a seq in a long stream delivers exactly the events from it, across a torn line and a gap", async () => {
+  await using root = await makeControlRoot();
+  await writeSnapshotFile(root.paths, { run_id: "run-a" });
+  await Deno.writeTextFile(
+    root.paths.events,
+    bigStream("run-a", 1, 6000) + '{"v":1,"seq":60\n' +
+      bigStream("run-a", 6010, 9000) + line(finished("run-a", 9001)),
+  );
+  for (const [from, first] of [[5000, 5000], [6003, 6010], [1, 1]]) {
+    const seen = await Array.fromAsync(
+      events(root.ref("run-a"), { from: from! }),
+    );
+    assert.equal(seen[0]?.seq, first);
+    assert.equal(seen.at(-1)?.seq, 9001);
+    assert.equal(
+      seen.length,
+      9001 - first! + 1 - (first! <= 6009 ? 9 : 0),
+      `from ${from}`,
+    );
+  }
+});
+
+Deno.test("events() from a seq beyond the end of a long stream waits for it, then delivers it", async () => {
+  await using root = await makeControlRoot();
+  await writeSnapshotFile(root.paths, { run_id: "run-a" });
+  await Deno.writeTextFile(root.paths.events, bigStream("run-a", 1, 5000));
+  const iterator = events(root.ref("run-a"), { from: 5002 });
+  const next = iterator.next();
+  assert.ok(await stillPendingAfter(next, 300), "delivered an earlier seq");
+  await appendText(
+    root.paths.events,
+    bigStream("run-a", 5001, 5003) + line(finished("run-a", 5004)),
+  );
+  assert.equal((await next).value?.seq, 5002);
+  assert.equal((await iterator.next()).value?.seq, 5003);
+  assert.equal((await iterator.next()).value?.seq, 5004);
+  assert.equal((await iterator.next()).done, true);
+});
+
+Deno.test("events() from a seq of an archived run seeks in its archive", async () => {
+  await using root = await makeControlRoot();
+  await writeSnapshotFile(root.paths, { run_id: "run-b" });
+  await Deno.writeTextFile(
+    join(root.paths.archive, "run-a.jsonl"),
+    bigStream("run-a", 1, 4000) + line(finished("run-a", 4001)),
+  );
+  const seen = await Array.fromAsync(
+    events(root.ref("run-a"), { from: 3999 }),
+  );
+  assert.deepEqual(seen.map((e) => e.seq), [3999, 4000, 4001]);
+});
+
+Deno.test("eventTextBatches() delivers the same lines as eventLines(), byte for byte, in bounded batches", async () => {
+  await using root = await makeControlRoot();
+  await writeSnapshotFile(root.paths, { run_id: "run-a" });
+  const odd = '{"seq":7000,"type":"message_streamed", "v":1}';
+  await Deno.writeTextFile(
+    root.paths.events,
+    bigStream("run-a", 1, 6000) + "not json\n" + odd + "\n" +
+      bigStream("run-a", 7001, 7100).replaceAll("\n", "\r\n") +
+      line(finished("run-a", 7101)) + bigStream("run-a", 7102, 7103),
+  );
+  const expected = (await Array.fromAsync(eventLines(root.ref("run-a"))))
+    .map(({ line }) => line + "\n").join("");
+  const batches = await Array.fromAsync(eventTextBatches(root.ref("run-a")));
+  assert.ok(batches.length > 1, "one batch held the whole stream");
+  assert.equal(batches.join(""), expected);
+  assert.ok(expected.includes(odd));
+  assert.ok(expected.endsWith(line(finished("run-a", 7101))));
 });

@@ -1,0 +1,161 @@
+/**
+ * Choosing which stored event lines a follower delivers, batch by batch:
+ * each complete line that is an event (JSON with an integer `seq` and a
+ * string `type`) whose `seq` is above every one delivered before and at
+ * least the start, up to and including `run_finished`.
+ *
+ * {@linkcode selectLines} parses every line. {@linkcode selectText} gives
+ * the same lines as text without parsing them: a line in the writer's
+ * canonical shape is recognised by one compiled pattern of the JSON
+ * grammar (nesting up to a bound), its `seq` read from its fixed prefix;
+ * any other line (torn, hand-written, nested deeper) is parsed.
+ *
+ * @module
+ */
+
+import type { RunEvent } from "../shared/events.ts";
+
+/** What a follower has delivered so far, and where it starts. */
+export interface SelectState {
+  /** The highest `seq` seen (0 before any). */
+  lastSeq: number;
+  /** The first `seq` to deliver. */
+  minSeq: number;
+}
+
+/** One event with the exact line it was stored as. */
+export interface EventLine {
+  /** The stored line, byte for byte (without its newline). */
+  line: string;
+  /** The parsed event. */
+  event: RunEvent;
+}
+
+/** Parses a stored line, or returns `null` when it is not an event. */
+export function parseEvent(line: string): RunEvent | null {
+  try {
+    const value = JSON.parse(line);
+    return typeof value === "object" && value !== null &&
+        Number.isInteger(value.seq) && typeof value.type === "string"
+      ? value as RunEvent
+      : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The events of a batch of complete lines (text, each line with its
+ * newline) to deliver, and whether `run_finished` was among them (then nothing
+ * after it is).
+ */
+export function selectLines(
+  text: string,
+  state: SelectState,
+): { lines: EventLine[]; finished: boolean } {
+  const lines: EventLine[] = [];
+  for (const line of text.split("\n")) {
+    if (line === "") continue;
+    const event = parseEvent(line);
+    if (event === null || event.seq <= state.lastSeq) continue;
+    state.lastSeq = event.seq;
+    if (event.seq >= state.minSeq) lines.push({ line, event });
+    if (event.type === "run_finished") return { lines, finished: true };
+  }
+  return { lines, finished: false };
+}
+
+const STRING = String
+  .raw`"[^"\\\x00-\x1f]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*)*"`;
+const NUMBER = String.raw`-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?`;
+
+/** A JSON value nested at most `depth` deep, exactly as JSON.parse reads it. */
+function jsonValue(depth: number): string {
+  const scalar = `${STRING}|${NUMBER}|true|false|null`;
+  if (depth === 0) return `(?:${scalar})`;
+  const inner = jsonValue(depth - 1);
+  // Members separated by commas, none trailing: a comma must be followed by
+  // another member, the last member by the closing bracket.
+  return `(?:${scalar}|\\{(?:${STRING}:${inner}(?:,(?=")|(?=\\})))*\\}` +
+    `|\\[(?:${inner}(?:,(?!\\])|(?=\\])))*\\])`;
+}
+
+/** Where the digits of `seq` start in a canonical line. */
+const SEQ_AT = '{"v":1,"seq":'.length;
+
+/**
+ * A run of lines in the canonical shape the plane writes
+ * (`JSON.stringify` of an event, keys in order), each with its newline,
+ * none of them `run_finished` (that one is parsed: nothing after it counts).
+ */
+const CANONICAL_LINES = new RegExp(
+  `(?:\\{"v":1,"seq":(?:0|[1-9]\\d*),"at":${STRING},"run_id":${STRING},` +
+    `"prompt_id":(?:${STRING}|null),"attempt":(?:${NUMBER}|null),` +
+    `"type":"(?!run_finished")[a-z_]+","data":${jsonValue(5)}\\}\\n)*`,
+  "y",
+);
+
+function seqAt(text: string, at: number): number {
+  let end = at;
+  let seq = 0;
+  for (;; end++) {
+    const digit = text.charCodeAt(end) - 48;
+    if (digit < 0 || digit > 9) break;
+    seq = seq * 10 + digit;
+  }
+  return end - at > 15 ? Number(text.slice(at, end)) : seq;
+}
+
+/**
+ * The same lines as {@linkcode selectLines}, as text: each delivered line
+ * with its newline, unchanged.
+ */
+export function selectText(
+  text: string,
+  state: SelectState,
+): { text: string; finished: boolean } {
+  const all = text;
+  let out = "";
+  let at = 0;
+  while (at < all.length) {
+    CANONICAL_LINES.lastIndex = at;
+    CANONICAL_LINES.test(all);
+    const end = CANONICAL_LINES.lastIndex;
+    if (end > at) {
+      out += keptLines(all, at, end, state);
+      at = end;
+    }
+    if (at >= all.length) break;
+    // A line of another shape: parsed.
+    const newline = all.indexOf("\n", at);
+    const chosen = selectLines(all.slice(at, newline), state);
+    if (chosen.lines.length > 0) out += chosen.lines[0]!.line + "\n";
+    if (chosen.finished) return { text: out, finished: true };
+    at = newline + 1;
+  }
+  return { text: out, finished: false };
+}
+
+/** The canonical lines of `all[from, to)` to deliver, as one text. */
+function keptLines(
+  all: string,
+  from: number,
+  to: number,
+  state: SelectState,
+): string {
+  let out = "";
+  let keepFrom = from;
+  for (let line = from; line < to;) {
+    const next = all.indexOf("\n", line) + 1;
+    const seq = seqAt(all, line + SEQ_AT);
+    const keep = seq > state.lastSeq && seq >= state.minSeq;
+    if (seq > state.lastSeq) state.lastSeq = seq;
+    if (!keep) {
+      if (keepFrom < line) out += all.slice(keepFrom, line);
+      keepFrom = next;
+    }
+    line = next;
+  }
+  if (keepFrom < to) out += all.slice(keepFrom, to);
+  return out;
+}

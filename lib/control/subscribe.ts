@@ -1,0 +1,337 @@
+/**
+ * Subscribing to a run's events from another process: replay (streamed in
+ * bounded batches, or from a `seq` found by seeking), then follow, until
+ * `run_finished`; an error when the runner is gone or another run took over.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import { NotFoundError, RunLostError, StateError } from "../shared/errors.ts";
+import { openExisting } from "../shared/files.ts";
+import type { RunEvent } from "../shared/events.ts";
+import {
+  followedRunState,
+  type RunLiveness,
+  runnerGoneError,
+} from "./_liveness.ts";
+import {
+  type EventLine,
+  selectLines,
+  type SelectState,
+  selectText,
+} from "./_event_text.ts";
+import { seekSeq } from "./_seek.ts";
+import { DirWaker, LineTail } from "./_tail.ts";
+import { controlPaths, type RunRef, safeName } from "./paths.ts";
+import { readSnapshotFile } from "./snapshot.ts";
+
+export type { EventLine } from "./_event_text.ts";
+
+/** Where to start following. */
+export type EventsFrom = "start" | "current" | number;
+
+/** Options for {@linkcode subscribe}, {@linkcode events} and {@linkcode eventLines}. */
+export interface EventsOptions {
+  /**
+   * `start` replays every event (the default), `current` delivers only
+   * events written after the call, a number starts at that `seq`.
+   */
+  from?: EventsFrom;
+  /** Aborting it ends the iteration quietly. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Opens a run's events file to read, or `null` when there is none yet. A
+ * link on the way, or something that is not a file, is refused.
+ */
+async function openIfExists(
+  path: string,
+  ref: RunRef,
+): Promise<Deno.FsFile | null> {
+  try {
+    return await openExisting(path, { within: ref.state_root });
+  } catch (error) {
+    if (error instanceof StateError && error.code === "NOT_A_FILE") {
+      throw new StateError(
+        `Cannot read the events of run ${ref.run_id}: "${path}" is not a file`,
+        {
+          code: "EVENTS_UNREADABLE",
+          hint: "Move it aside; the runner writes a new one",
+        },
+      );
+    }
+    throw error;
+  }
+}
+
+async function endsMidLine(file: Deno.FsFile, size: number): Promise<boolean> {
+  if (size === 0) return false;
+  await file.seek(size - 1, Deno.SeekMode.Start);
+  const last = new Uint8Array(1);
+  await file.read(last);
+  return last[0] !== 0x0a;
+}
+
+/** How often a follower with nothing to read checks that its run still lives. */
+const CHECK_MS = 250;
+
+/** The events of a run, read batch by batch with `select`. */
+async function* follow<T>(
+  ref: RunRef,
+  options: EventsOptions,
+  select: (text: string, state: SelectState) => {
+    batch: T | null;
+    finished: boolean;
+  },
+): AsyncGenerator<T> {
+  const paths = controlPaths(ref.state_root);
+  const current = await readSnapshotFile(paths.snapshot, ref.state_root);
+  if (current === null) {
+    throw new NotFoundError(
+      `No run recorded in state root "${ref.state_root}"`,
+      {
+        code: "RUN_NOT_FOUND",
+      },
+    );
+  }
+  let path = paths.events;
+  let live = true;
+  if (current.run_id !== ref.run_id) {
+    path = join(paths.archive, `${safeName(ref.run_id)}.jsonl`);
+    live = false;
+  }
+  const from = options.from ?? "start";
+  const minSeq = typeof from === "number" ? from : 1;
+  const state: SelectState = { lastSeq: 0, minSeq };
+  let file = await openIfExists(path, ref);
+  if (file === null && !live) {
+    throw new NotFoundError(
+      `Run ${ref.run_id} has no events in "${ref.state_root}"`,
+      { code: "RUN_NOT_FOUND" },
+    );
+  }
+  if (from === "current" && current.status !== "running" && live) return;
+  let tail: LineTail | null = null;
+  if (file !== null) {
+    let skip = false;
+    let offset = 0;
+    if (from === "current") {
+      offset = (await file.stat()).size;
+      skip = await endsMidLine(file, offset);
+    } else if (minSeq > 1) {
+      offset = await seekSeq(file, minSeq);
+    }
+    tail = new LineTail(file, skip, offset);
+  }
+  const waker = new DirWaker(paths.dir);
+  // The liveness check runs beside the wait, so a line landing meanwhile is
+  // read at once rather than after the check.
+  let lastCheck = 0;
+  const check: {
+    running: Promise<void> | null;
+    verdict: Ended | null;
+    failure: { error: unknown } | null;
+  } = { running: null, verdict: null, failure: null };
+  let ending: RunLostError | null = null;
+  try {
+    for (;;) {
+      if (tail === null) {
+        file = await openIfExists(path, ref);
+        if (file !== null) tail = new LineTail(file, false, 0);
+      }
+      const text = tail === null ? null : await tail.readText();
+      if (text !== null) {
+        const { batch, finished } = select(text, state);
+        if (batch !== null) yield batch;
+        if (finished) return;
+        continue;
+      }
+      if (options.signal?.aborted) return;
+      if (ending !== null) throw ending;
+      if (!live) {
+        ending = new RunLostError(
+          `Run ${ref.run_id} ended without run_finished: its runner stopped early`,
+        );
+        continue;
+      }
+      if (check.failure !== null) throw check.failure.error;
+      if (check.verdict !== null) {
+        // Whatever ended the run, drain once more: run_finished may be there.
+        // (A superseded run's file was moved; the open handle still reads it.)
+        ending = endingOf(ref, check.verdict);
+        continue;
+      }
+      if (check.running === null && Date.now() - lastCheck >= CHECK_MS) {
+        lastCheck = Date.now();
+        check.running = followedRunState(ref).then((now) => {
+          if (now.state !== "running") check.verdict = now;
+        }, (error) => {
+          check.failure = { error };
+        }).finally(() => {
+          check.running = null;
+          if (check.verdict !== null || check.failure !== null) waker.wake();
+        });
+      }
+      await waker.wait(options.signal, CHECK_MS);
+    }
+  } finally {
+    await check.running;
+    tail?.close();
+    await waker.close();
+  }
+}
+
+/** Where a run that is no longer running stands. */
+type Ended = Exclude<RunLiveness, { state: "running" }>;
+
+/** The error that ends following a run that is no longer running. */
+function endingOf(ref: RunRef, now: Ended): RunLostError {
+  switch (now.state) {
+    case "superseded":
+      return new RunLostError(
+        `Run ${ref.run_id} was superseded by run ${
+          now.by ?? "(unknown)"
+        } before it finished`,
+      );
+    case "ended":
+      return new RunLostError(
+        `Run ${ref.run_id} ended (${now.status}) without run_finished`,
+      );
+    case "gone":
+      return runnerGoneError(ref, now.pid);
+  }
+}
+
+/**
+ * Follows a run's events as stored lines, in batches: replays, then follows
+ * the file, woken by file-system notifications with a slow poll as a safety
+ * net. A batch holds the complete lines read at once (at most about
+ * 120 KiB of them), so memory stays flat however long the stream is.
+ * Every event is delivered once, in `seq` order, never a partial line. The
+ * iteration ends after `run_finished`.
+ *
+ * Requires `--allow-read`.
+ *
+ * @param ref The run to follow.
+ * @param options Where to start, and a signal to stop early.
+ * @returns Batches (never empty) of events with their stored lines.
+ * @throws {NotFoundError} when the state root has no record of the run.
+ * @throws {RunLostError} when the runner is gone, or another run took over
+ * the state root, before `run_finished`.
+ */
+export function eventLineBatches(
+  ref: RunRef,
+  options: EventsOptions = {},
+): AsyncGenerator<EventLine[]> {
+  return follow(ref, options, (text, state) => {
+    const { lines, finished } = selectLines(text, state);
+    return { batch: lines.length > 0 ? lines : null, finished };
+  });
+}
+
+/**
+ * Follows a run's events as their stored text: the lines
+ * {@linkcode eventLineBatches} delivers, each with its newline, unchanged,
+ * a batch at a time, without parsing lines in the shape the plane writes.
+ * For printing the stream as it is stored.
+ *
+ * Requires `--allow-read`.
+ *
+ * @param ref The run to follow.
+ * @param options Where to start, and a signal to stop early.
+ * @returns Batches (never empty) of whole lines.
+ * @throws {NotFoundError} when the state root has no record of the run.
+ * @throws {RunLostError} when the runner is gone, or another run took over
+ * the state root, before `run_finished`.
+ */
+export function eventTextBatches(
+  ref: RunRef,
+  options: EventsOptions = {},
+): AsyncGenerator<string> {
+  return follow(ref, options, (text, state) => {
+    const selected = selectText(text, state);
+    return {
+      batch: selected.text === "" ? null : selected.text,
+      finished: selected.finished,
+    };
+  });
+}
+
+/**
+ * Follows a run's events as stored lines, one at a time: what
+ * {@linkcode eventLineBatches} delivers, unbatched.
+ *
+ * Requires `--allow-read`.
+ *
+ * @param ref The run to follow.
+ * @param options Where to start, and a signal to stop early.
+ * @returns The events with their stored lines.
+ * @throws {NotFoundError} when the state root has no record of the run.
+ * @throws {RunLostError} when the runner is gone, or another run took over
+ * the state root, before `run_finished`.
+ */
+export async function* eventLines(
+  ref: RunRef,
+  options: EventsOptions = {},
+): AsyncGenerator<EventLine> {
+  for await (const batch of eventLineBatches(ref, options)) yield* batch;
+}
+
+/**
+ * Follows a run's events: replay (from the start by default, from the
+ * current position, or from a `seq`), then follow, ending after
+ * `run_finished`. Reads never touch the run.
+ *
+ * Requires `--allow-read`.
+ *
+ * @param ref The run to follow.
+ * @param options Where to start, and a signal to stop early.
+ * @returns An async iterable of events.
+ * @throws {RunLostError} when the runner is gone, or another run took over
+ * the state root, before `run_finished`.
+ *
+ * @example Usage
+ * ```ts ignore
+ * import { currentRun, subscribe } from "@prompt-runner/prompt-runner";
+ *
+ * const ref = await currentRun("examples/demo/.prompt_runner");
+ * for await (const event of subscribe(ref, { from: "current" })) {
+ *   console.log(event.seq, event.type);
+ * }
+ * ```
+ */
+export async function* subscribe(
+  ref: RunRef,
+  options: EventsOptions = {},
+): AsyncGenerator<RunEvent> {
+  for await (const batch of eventLineBatches(ref, options)) {
+    for (const { event } of batch) yield event;
+  }
+}
+
+/**
+ * Follows a run's events: the same as {@linkcode subscribe}, under the name
+ * the design uses for it.
+ *
+ * Requires `--allow-read`.
+ *
+ * @param ref The run to follow.
+ * @param options Where to start, and a signal to stop early.
+ * @returns An async iterable of events.
+ * @throws {RunLostError} when the runner is gone, or another run took over
+ * the state root, before `run_finished`.
+ *
+ * @example Usage
+ * ```ts ignore
+ * import { currentRun, events } from "@prompt-runner/prompt-runner";
+ *
+ * const ref = await currentRun("examples/demo/.prompt_runner");
+ * for await (const event of events(ref)) console.log(event.seq, event.type);
+ * ```
+ */
+export const events: (
+  ref: RunRef,
+  options?: EventsOptions,
+) => AsyncGenerator<RunEvent> = subscribe;

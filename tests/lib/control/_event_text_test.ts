@@ -1,0 +1,147 @@
+import assert from "node:assert/strict";
+import {
+  parseEvent,
+  selectLines,
+  type SelectState,
+  selectText,
+} from "../../../lib/control/_event_text.ts";
+import { runEvent } from "../../_helpers/plane.ts";
+
+const line = (seq: number, type = "tool_call_started", data = {}): string =>
+  JSON.stringify(runEvent("run-a", seq, type as "tool_call_started", data));
+
+/** What selectLines delivers, as text: the reference the fast path must equal. */
+function reference(text: string, minSeq: number): [string, boolean, number] {
+  const state: SelectState = { lastSeq: 0, minSeq };
+  const { lines, finished } = selectLines(text, state);
+  return [lines.map((l) => l.line + "\n").join(""), finished, state.lastSeq];
+}
+
+function fast(text: string, minSeq: number): [string, boolean, number] {
+  const state: SelectState = { lastSeq: 0, minSeq };
+  const { text: out, finished } = selectText(text, state);
+  return [out, finished, state.lastSeq];
+}
+
+function assertSame(text: string, minSeq = 1): void {
+  assert.deepEqual(fast(text, minSeq), reference(text, minSeq), text);
+}
+
+Deno.test("selectText() passes canonical lines through unchanged, as selectLines() delivers them", () => {
+  const text = [1, 2, 3].map((seq) => line(seq) + "\n").join("");
+  assert.deepEqual(fast(text, 1), [text, false, 3]);
+  assertSame(text);
+});
+
+Deno.test("selectText() skips lines that are not events exactly as the parser does", () => {
+  const cases = [
+    "not json at all",
+    "",
+    "{}",
+    '{"seq":"4","type":"x"}',
+    '{"seq":4.5,"type":"x"}',
+    '{"seq":4}',
+    "[1,2]",
+    "null",
+    line(4).slice(0, 60), // a torn line
+    line(4).slice(0, -1), // torn just before the last brace
+    line(4).replace('"data":{}', '"data":{},'),
+    line(4) + ",",
+    line(4).replace('"type"', '"type" '),
+  ];
+  for (const bad of cases) {
+    assertSame(`${line(1)}\n${bad}\n${line(5)}\n`);
+    assertSame(`${bad}\n`);
+  }
+});
+
+Deno.test("selectText() reads lines the pattern does not cover with the parser: CRLF, spaces, other key orders, deep nesting, escapes", () => {
+  const deep = { a: { b: { c: { d: { e: { f: { g: 1 } } } } } } };
+  const cases = [
+    line(2) + "\r",
+    " " + line(2),
+    JSON.stringify({ type: "tool_call_started", seq: 2, v: 1 }),
+    line(2, "tool_call_completed", deep),
+    line(2, "message_received", { content: 'quote " and \\ and \u2028 é 🎉' }),
+    line(2, "message_received", { content: "\u0001\u001f" }),
+    '{"v":1,"seq":2,"seq":7,"type":"x"}',
+    line(2).replace('"seq":2', '"seq":2e0'),
+    line(2).replace('"seq":2', '"seq":-2'),
+    line(2).replace('"seq":2', '"seq":02'),
+    line(2).replace('"attempt":1', '"attempt":1.5e+3'),
+    line(2, "x", { list: [1, [2, [3]], { k: [] }, "", true, false, null] }),
+    line(2, "x", { bad: "tab\there" }).replace("\\t", "\t"),
+    line(2, "x", { bad: "\\u12" }).replace("\\\\u12", "\\u12"),
+  ];
+  for (const other of cases) {
+    assertSame(`${line(1)}\n${other}\n${line(8)}\n`);
+  }
+});
+
+Deno.test("selectText() keeps only seqs above every one before and at least the start", () => {
+  const text = [1, 2, 2, 5, 3, 6, 7].map((seq) => line(seq) + "\n").join("");
+  assertSame(text);
+  assertSame(text, 5);
+  assertSame(text, 100);
+  assert.deepEqual(
+    fast(text, 5)[0],
+    [5, 6, 7].map((s) => line(s) + "\n").join(""),
+  );
+});
+
+Deno.test("selectText() stops after run_finished, and is not fooled by the words inside data", () => {
+  const inData = line(2, "tool_call_completed", {
+    nested: { type: "run_finished" },
+  });
+  const text = [
+    line(1),
+    inData,
+    line(3),
+    line(4, "run_finished", { status: "completed" }),
+    line(5),
+  ].map((l) => l + "\n").join("");
+  assertSame(text);
+  const [out, finished, last] = fast(text, 1);
+  assert.equal(finished, true);
+  assert.equal(last, 4);
+  assert.ok(!out.includes('"seq":5'));
+});
+
+Deno.test("selectText() equals selectLines() on random streams with corruptions", () => {
+  let seed = 7;
+  const random = (): number => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed / 2147483648;
+  };
+  for (let round = 0; round < 200; round++) {
+    const lines: string[] = [];
+    let seq = 0;
+    for (let n = 0; n < 30; n++) {
+      const roll = random();
+      seq += roll < 0.1 ? 0 : roll < 0.2 ? 3 : 1;
+      let text = line(
+        seq,
+        random() < 0.03 ? "run_finished" : "message_streamed",
+        {
+          delta: "x".repeat(Math.floor(random() * 20)),
+          n: random() < 0.5 ? [1, { a: null }] : -1.5e-7,
+        },
+      );
+      const damage = random();
+      if (damage < 0.05) {
+        text = text.slice(0, Math.floor(random() * text.length));
+      } else if (damage < 0.08) text = text + "\r";
+      else if (damage < 0.1) text = text.replace(":", ": ");
+      lines.push(text);
+    }
+    const text = lines.join("\n") + "\n";
+    assertSame(text, 1);
+    assertSame(text, Math.floor(random() * 40));
+  }
+});
+
+Deno.test("parseEvent() accepts an object with an integer seq and a string type, nothing else", () => {
+  assert.equal(parseEvent(line(3))?.seq, 3);
+  assert.equal(parseEvent('{"seq":1}'), null);
+  assert.equal(parseEvent("garbage"), null);
+});
