@@ -25,10 +25,104 @@
  * @module
  */
 
-export * from "./lib/shared/mod.ts";
-export * from "./lib/packet/mod.ts";
-export * from "./lib/verify/mod.ts";
-export * from "./lib/providers/mod.ts";
-export * from "./lib/runner/mod.ts";
-export * from "./lib/render/mod.ts";
-export * from "./lib/control/mod.ts";
+// Running a packet.
+export {
+  type PromptOutcome,
+  type PromptStatus,
+  type RunOutput,
+  runPacket,
+  type RunPacketOptions,
+  type RunResult,
+} from "./lib/runner/mod.ts";
+
+// Watching a run.
+export {
+  currentRun,
+  type EventLine,
+  events,
+  type EventsFrom,
+  type EventsOptions,
+  followLog,
+  type FollowLogOptions,
+  log,
+  type LogEntry,
+  type Outcome,
+  type RunRef,
+  type Snapshot,
+  snapshot,
+  subscribe,
+} from "./lib/control/mod.ts";
+
+// Steering a run.
+export {
+  type ControlRequest,
+  type RequestOptions,
+  type RequestOutcome,
+  requestOutcome,
+  type RequestReceipt,
+  setView,
+  steer,
+  type SteerOptions,
+} from "./lib/control/mod.ts";
+
+// Its contract.
+export {
+  amend,
+  type AmendOptions,
+  type AmendTarget,
+  contract,
+  type ContractDiffEntry,
+  type ContractView,
+  relax,
+  type RelaxOptions,
+} from "./lib/runner/mod.ts";
+export type { AmendmentPhase, AmendmentRecord } from "./lib/control/mod.ts";
+export type {
+  CommandEntry,
+  ContainsEntry,
+  Contract,
+  MatchesEntry,
+  Packet,
+  PathEntry,
+  PromptSpec,
+  RecoveryConfig,
+  RepoConfig,
+} from "./lib/packet/mod.ts";
+export type { EnforcedContract } from "./lib/runner/mod.ts";
+
+// Events, views, and the hooks a run reports to.
+export {
+  type AttemptMode,
+  type BoundaryCommand,
+  type EventType,
+  type LinkRefusal,
+  type PromptStartInfo,
+  PROVIDER_EVENT_TYPES,
+  type ProviderEvent,
+  type ProviderEventType,
+  type RunEvent,
+  type RunHooks,
+  RUNNER_EVENT_TYPES,
+  type RunnerEventType,
+  type RunOpened,
+  type RunOpenInfo,
+  type RunStatus,
+  type SetViewCommand,
+  type SteerCommand,
+  type SteerResult,
+  VIEW_OPTIONS,
+  type ViewKey,
+  type ViewSettings,
+} from "./lib/shared/mod.ts";
+
+// Errors.
+export {
+  EnvironmentError,
+  ExitCode,
+  LinkRefusedError,
+  NotFoundError,
+  PromptRunnerError,
+  RunLostError,
+  StateError,
+  UsageError,
+} from "./lib/shared/mod.ts";

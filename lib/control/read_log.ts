@@ -75,12 +75,35 @@ export interface FollowLogOptions {
  * Yields a run's log entries, then new ones as they are written, until the
  * run ends.
  *
- * Requires `--allow-read`, and `--allow-run` to check the runner's process.
+ * Requires `--allow-read` permission (the runner's liveness is read from
+ * the kernel lock on its `run.lock`).
  *
  * @param ref The run.
  * @param options A signal to stop early.
  * @returns The entries.
  * @throws {RunLostError} when the runner is gone before the run ended.
+ *
+ * @example Following a run that has ended yields its entries and stops
+ * ```ts
+ * import {
+ *   currentRun,
+ *   followLog,
+ *   type LogEntry,
+ *   runPacket,
+ * } from "@prompt-runner/prompt-runner";
+ * import assert from "node:assert/strict";
+ *
+ * const dir = await Deno.makeTempDir();
+ * await Deno.mkdir(`${dir}/prompts`);
+ * await Deno.writeTextFile(`${dir}/prompt_runner_packet.md`, "---\nprovider: simulated\n---\n");
+ * await Deno.writeTextFile(`${dir}/prompts/01_hi.prompt.md`, "---\nverify: {}\n---\nHi.\n");
+ * await runPacket(dir, { output: { write: () => Promise.resolve() } });
+ * const ref = await currentRun(`${dir}/.prompt_runner`);
+ * const seen: LogEntry[] = [];
+ * for await (const entry of followLog(ref)) seen.push(entry);
+ * assert.deepEqual(seen, []);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
  */
 export async function* followLog(
   ref: RunRef,

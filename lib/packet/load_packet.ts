@@ -155,7 +155,7 @@ function compareIds(a: string, b: string): number {
  *
  * @example Usage
  * ```ts
- * import { loadPacket } from "@prompt-runner/prompt-runner";
+ * import { loadPacket } from "./mod.ts";
  * import assert from "node:assert/strict";
  *
  * const dir = await Deno.makeTempDir();

@@ -13,7 +13,7 @@
  *
  * @example Usage
  * ```ts
- * import { normalizePromptId } from "@prompt-runner/prompt-runner";
+ * import { normalizePromptId } from "./mod.ts";
  * import assert from "node:assert/strict";
  *
  * assert.equal(normalizePromptId(3), "03");

@@ -103,7 +103,7 @@ function flagOf(value: unknown): boolean | undefined {
  *
  * @example Usage
  * ```ts
- * import { classifyFailure } from "@prompt-runner/prompt-runner";
+ * import { classifyFailure } from "./mod.ts";
  * import assert from "node:assert/strict";
  *
  * const failure = classifyFailure({ kind: "transport_timeout", message: "idle" });

@@ -23,7 +23,7 @@ const PLANNED = ["claude", "codex", "gemini", "amp", "cursor", "antigravity"];
  *
  * @example Usage
  * ```ts
- * import { getProvider } from "@prompt-runner/prompt-runner";
+ * import { getProvider } from "./mod.ts";
  * import assert from "node:assert/strict";
  *
  * assert.equal(getProvider("simulated").name, "simulated");

@@ -78,7 +78,7 @@ export interface TerminalSafeOptions {
  *
  * @example Usage
  * ```ts
- * import { terminalSafe } from "@prompt-runner/prompt-runner";
+ * import { terminalSafe } from "./mod.ts";
  * import assert from "node:assert/strict";
  *
  * assert.equal(terminalSafe("a\x07b\x1b]0;title\x07c\x1b[31md\n"), "abcd\n");
@@ -105,7 +105,7 @@ export function terminalSafe(
  *
  * @example Usage
  * ```ts
- * import { terminalSafeData } from "@prompt-runner/prompt-runner";
+ * import { terminalSafeData } from "./mod.ts";
  * import assert from "node:assert/strict";
  *
  * assert.deepEqual(

@@ -29,7 +29,8 @@ export interface CreateRendererOptions {
  *
  * @example Usage
  * ```ts
- * import { createRenderer, DEFAULT_VIEW, stripAnsi } from "@prompt-runner/prompt-runner";
+ * import { createRenderer, stripAnsi } from "./mod.ts";
+ * import { DEFAULT_VIEW } from "../shared/mod.ts";
  * import assert from "node:assert/strict";
  *
  * const renderer = createRenderer({ ...DEFAULT_VIEW, log_mode: "verbose" });

@@ -10,7 +10,7 @@ import type { RunEvent, RunStatus } from "../shared/events.ts";
 import type { RunHooks } from "../shared/run_hooks.ts";
 import type { ViewSettings } from "../shared/view.ts";
 import type { EnforcedContract } from "./enforced_contract.ts";
-import type { PromptState } from "./state_file.ts";
+import type { PromptStatus } from "./state_file.ts";
 
 /** Where a run writes what it renders. */
 export interface RunOutput {
@@ -65,7 +65,7 @@ export interface RunPacketOptions {
 /** One prompt's outcome in a run. */
 export interface PromptOutcome {
   /** The prompt's final status in this run. */
-  status: PromptState["status"];
+  status: PromptStatus;
   /** Why, when it did not simply complete. */
   reason: string | null;
   /** The modes of the attempts made in this run. */

@@ -21,7 +21,7 @@ function stamp(millis: number): string {
  *
  * @example Usage
  * ```ts
- * import { newId } from "@prompt-runner/prompt-runner";
+ * import { newId } from "./mod.ts";
  * import assert from "node:assert/strict";
  *
  * const first = newId();
@@ -57,7 +57,7 @@ export const RUN_ID_PATTERN: RegExp = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
  *
  * @example Usage
  * ```ts
- * import { checkRunId } from "@prompt-runner/prompt-runner";
+ * import { checkRunId } from "./mod.ts";
  * import assert from "node:assert/strict";
  *
  * assert.equal(checkRunId("nightly-42"), "nightly-42");

@@ -69,7 +69,7 @@ export const VIEW_KEYS: readonly ViewKey[] = [
  *
  * @example Usage
  * ```ts
- * import { parseViewSettings } from "@prompt-runner/prompt-runner";
+ * import { parseViewSettings } from "./mod.ts";
  * import assert from "node:assert/strict";
  *
  * assert.deepEqual(parseViewSettings({ tool_output: "full" }), {

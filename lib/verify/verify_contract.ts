@@ -34,7 +34,7 @@ export type { VerifyScope };
  *
  * @example Usage
  * ```ts
- * import { verifyContract } from "@prompt-runner/prompt-runner";
+ * import { verifyContract } from "./mod.ts";
  * import assert from "node:assert/strict";
  *
  * const dir = await Deno.makeTempDir();
