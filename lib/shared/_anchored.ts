@@ -15,9 +15,10 @@
  *
  * What remains is a window of microseconds in which a process of the same
  * user, racing on purpose, could make one empty file appear through a
- * swapped directory; it is removed at once, wherever the swaps left it, and
- * nothing is written to it. Such a process can already do anything the
- * runner can.
+ * swapped directory. Nothing is written to it, and it is removed through
+ * the link as soon as the link is seen in place again (a process that swaps
+ * the link away for good can keep it). Such a process can already do
+ * anything the runner can.
  *
  * @module
  */
@@ -80,26 +81,6 @@ function sameFile(a: Deno.FileInfo, b: Deno.FileInfo): boolean {
   return a.ino === b.ino && a.dev === b.dev;
 }
 
-/** The paths this process has `file` open under, as the kernel names them. */
-function whereOpen(file: Deno.FileInfo): string[] {
-  const paths: string[] = [];
-  try {
-    for (const entry of Deno.readDirSync("/proc/self/fd")) {
-      const fd = `/proc/self/fd/${entry.name}`;
-      try {
-        if (sameFile(Deno.statSync(fd), file)) {
-          paths.push(Deno.readLinkSync(fd));
-        }
-      } catch {
-        // Closed meanwhile, or not a file.
-      }
-    }
-  } catch {
-    // No /proc: the named path is all there is.
-  }
-  return paths;
-}
-
 /** Operations on the names of one walked directory. */
 class Dir implements Here {
   readonly dir: string;
@@ -143,22 +124,22 @@ class Dir implements Here {
 
   /**
    * Removes a file just made through a directory swapped for a link, until
-   * the file open here has no name left: the directory may be swapped back
-   * and forth meanwhile, so the file is looked for where the name leads now
-   * and where the kernel says it is (`/proc/self/fd`).
+   * the file open here has no name left. The directory may be swapped back
+   * and forth meanwhile (and Deno may not read `/proc/self/fd` to ask the
+   * kernel where the file is), so the name is looked up again and again: it
+   * leads to the file whenever the link is back in place.
    */
   #unmake(file: Deno.FsFile, name: string): void {
     const made = file.statSync();
     for (let tries = 0; tries < 200; tries++) {
       if ((file.statSync().nlink ?? 0) === 0) return;
-      for (const path of [this.#path(name), ...whereOpen(made)]) {
-        const info = lstatOrNull(path);
-        if (info === null || !sameFile(info, made)) continue;
-        try {
-          Deno.removeSync(path);
-        } catch {
-          // Moved again: look again.
-        }
+      const path = this.#path(name);
+      const info = lstatOrNull(path);
+      if (info === null || !sameFile(info, made)) continue;
+      try {
+        Deno.removeSync(path);
+      } catch {
+        // Moved again: look again.
       }
     }
   }
