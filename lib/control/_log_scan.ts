@@ -24,6 +24,8 @@ export interface LogScan {
 }
 
 const CHUNK = 1024 * 1024;
+const REQUEST_ID = /"request_id":"([^"\\]*)"/;
+const OUTCOME = /"outcome":"([a-z]+)"/;
 
 function isEntry(value: unknown): value is LogEntry {
   return typeof value === "object" && value !== null &&
@@ -61,50 +63,77 @@ async function forEachLine(
  * Reads the log once for a plane opening run `runId`.
  *
  * @param ids The request ids whose logged outcomes are wanted.
+ * @param wantView Whether the run continues (its applied views are wanted).
  */
 export async function scanLog(
   paths: ControlPaths,
   runId: string,
   ids: ReadonlySet<string>,
+  wantView: boolean,
 ): Promise<LogScan> {
   const scan: LogScan = { view: {}, openSteers: new Map(), logged: new Map() };
   const file = await openExisting(paths.log, { within: paths.root });
   if (file === null) return scan;
   const view: Record<string, string> = {};
+  const runKey = `"run_id":${JSON.stringify(runId)}`;
+  const note = (entry: LogEntry): void => {
+    const id = entry.request_id;
+    if (id !== null && ids.has(id)) {
+      const set = scan.logged.get(id) ?? new Set<Outcome>();
+      set.add(entry.outcome);
+      scan.logged.set(id, set);
+    }
+    if (entry.command === "steer" && id !== null) {
+      if (entry.outcome === "accepted") scan.openSteers.set(id, entry);
+      else if (entry.outcome === "applied" || entry.outcome === "rejected") {
+        scan.openSteers.delete(id);
+      }
+    } else if (
+      wantView && entry.command === "set_view" &&
+      entry.outcome === "applied" && entry.run_id === runId
+    ) {
+      try {
+        Object.assign(view, parseViewSettings(entry.params));
+      } catch {
+        // An applied view was valid when applied.
+      }
+    }
+  };
+  const parse = (line: string): void => {
+    try {
+      const entry = JSON.parse(line);
+      if (isEntry(entry)) note(entry);
+    } catch {
+      // Not a log entry.
+    }
+  };
   try {
     await forEachLine(file, (line) => {
-      if (
-        !line.includes("steer") && !line.includes("set_view") &&
-        (ids.size === 0 || ![...ids].some((id) => line.includes(id)))
-      ) return;
-      let entry: unknown;
-      try {
-        entry = JSON.parse(line);
-      } catch {
+      if (!line.includes('"command":"')) {
+        // Not written by this tool's writer: judged in full.
+        if (line.includes("steer") || line.includes("set_view")) parse(line);
         return;
       }
-      if (!isEntry(entry)) return;
-      const id = entry.request_id;
-      if (id !== null && ids.has(id)) {
-        const set = scan.logged.get(id) ?? new Set<Outcome>();
-        set.add(entry.outcome);
-        scan.logged.set(id, set);
-      }
-      if (entry.command === "steer" && id !== null) {
-        if (entry.outcome === "accepted") scan.openSteers.set(id, entry);
-        else if (entry.outcome === "applied" || entry.outcome === "rejected") {
-          scan.openSteers.delete(id);
+      const steer = line.includes('"command":"steer"');
+      if (steer) {
+        // Most lines: read the two fields without parsing the line.
+        const id = REQUEST_ID.exec(line)?.[1];
+        const outcome = OUTCOME.exec(line)?.[1];
+        if (id !== undefined && outcome !== undefined && !ids.has(id)) {
+          if (outcome === "applied" || outcome === "rejected") {
+            scan.openSteers.delete(id);
+            return;
+          }
+          if (outcome !== "accepted") return;
         }
-      } else if (
-        entry.command === "set_view" && entry.outcome === "applied" &&
-        entry.run_id === runId
-      ) {
-        try {
-          Object.assign(view, parseViewSettings(entry.params));
-        } catch {
-          // An applied view was valid when applied.
-        }
+        parse(line);
+        return;
       }
+      if (
+        (wantView && line.includes('"command":"set_view"') &&
+          line.includes(runKey)) ||
+        [...ids].some((id) => line.includes(id))
+      ) parse(line);
     });
   } finally {
     file.close();

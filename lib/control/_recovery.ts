@@ -11,6 +11,7 @@ import { type LogScan, scanLog } from "./_log_scan.ts";
 import type { PlaneContext } from "./_plane_context.ts";
 import type { LogEntry } from "./log_entry.ts";
 import type { RequestInbox } from "./request_inbox.ts";
+import { parseViewSettings } from "../shared/view.ts";
 
 /**
  * Finishes the requests an earlier process decided (its receipt stands:
@@ -20,10 +21,13 @@ import type { RequestInbox } from "./request_inbox.ts";
 export async function recoverRequests(
   ctx: PlaneContext,
   inbox: RequestInbox,
+  continued: boolean,
 ): Promise<LogScan> {
   const leftovers = await inbox.decidedLeftovers();
   const ids = new Set([...leftovers.values()].map((r) => r.request_id));
-  const scan = await ctx.guard(() => scanLog(ctx.paths, ctx.runId, ids));
+  const scan = await ctx.guard(() =>
+    scanLog(ctx.paths, ctx.runId, ids, continued)
+  );
   for (const [name, receipt] of leftovers) {
     const entry = await inbox.finishDecided(
       name,
@@ -32,6 +36,16 @@ export async function recoverRequests(
     );
     if (entry?.command === "steer" && entry.outcome === "accepted") {
       scan.openSteers.set(receipt.request_id, entry as LogEntry);
+    } else if (
+      continued && entry?.command === "set_view" &&
+      entry.outcome === "applied" && entry.run_id === ctx.runId
+    ) {
+      // Logged only now, it was applied before the crash: it holds.
+      try {
+        scan.view = { ...scan.view, ...parseViewSettings(entry.params) };
+      } catch {
+        // An applied view was valid when applied.
+      }
     }
   }
   return scan;

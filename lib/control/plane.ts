@@ -112,8 +112,9 @@ export class ControlPlane implements RunHooks {
       await ctx.guard(() => repairTornTail(paths.log, ctx.within));
       const previous = await readSnapshotFile(paths.snapshot, paths.root)
         .catch(() => null);
-      const scan = await recoverRequests(ctx, this.#inbox);
-      if (await this.#events.adopt(previous?.run_id ?? null)) {
+      const continued = await this.#events.adopt(previous?.run_id ?? null);
+      const scan = await recoverRequests(ctx, this.#inbox, continued);
+      if (continued) {
         if (previous?.run_id === info.run_id) {
           snap.run_started_at = previous.run_started_at;
         }
@@ -196,15 +197,17 @@ export class ControlPlane implements RunHooks {
   /**
    * An event boundary: consumes pending requests (within a budget, so a
    * flood never starves the stream) and returns the commands to apply
-   * before the next event. The snapshot is written after any request, and
-   * otherwise at most every 100 ms while events flow.
+   * before the next event. The snapshot is written after any request
+   * (awaited), and otherwise at most every 100 ms while events flow (in
+   * the background: the run does not wait for the disk).
    */
   async boundary(context: { idle: boolean }): Promise<BoundaryCommand[]> {
     if (this.#disabled || this.#closed) return [];
     const decided = this.#inbox.decided;
     const commands = await this.#inbox.consume(context.idle);
     if (this.#inbox.decided !== decided) this.#writer.markDirty();
-    if (this.#writer.due(commands.length > 0)) await this.#writer.write();
+    if (commands.length > 0) await this.#writer.write();
+    else if (this.#writer.due(false)) this.#writer.writeSoon();
     return commands;
   }
 

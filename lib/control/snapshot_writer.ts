@@ -64,6 +64,7 @@ export class SnapshotWriter {
   #lastWrite = 0;
   #dirty = false;
   #writing: Promise<void> = Promise.resolve();
+  #pending = false;
   #timer: ReturnType<typeof setInterval> | undefined;
   #tokenBase = { input: 0, output: 0 };
   #tokens = { input: 0, output: 0 };
@@ -79,7 +80,9 @@ export class SnapshotWriter {
   /** Starts the heartbeat. */
   startHeartbeat(): void {
     this.#timer = setInterval(() => {
-      if (performance.now() - this.#lastWrite >= HEARTBEAT_MS) this.write();
+      if (performance.now() - this.#lastWrite >= HEARTBEAT_MS) {
+        this.writeSoon();
+      }
     }, 1000);
     Deno.unrefTimer(this.#timer);
   }
@@ -143,6 +146,18 @@ export class SnapshotWriter {
     snap.input_tokens = this.#tokenBase.input + this.#tokens.input;
     snap.output_tokens = this.#tokenBase.output + this.#tokens.output;
     this.#dirty = true;
+  }
+
+  /**
+   * Starts a write unless one is under way, without waiting for it: the
+   * runner goes on while the events are synced and the file replaced.
+   */
+  writeSoon(): void {
+    if (this.#pending) return;
+    this.#pending = true;
+    this.write().finally(() => {
+      this.#pending = false;
+    });
   }
 
   /** Queues a write of the snapshot as it stands now. */
