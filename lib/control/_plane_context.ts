@@ -31,6 +31,19 @@ export type FaultStep = typeof FAULT_STEPS[number];
  */
 export type FaultHook = (step: FaultStep) => void;
 
+/** The test fault hook, when `PROMPT_RUNNER_TEST_FAULT` asks for one. */
+export async function faultFromEnvironment(): Promise<FaultHook | undefined> {
+  let step: string | undefined;
+  try {
+    step = Deno.env.get("PROMPT_RUNNER_TEST_FAULT");
+  } catch {
+    return undefined;
+  }
+  if (!step) return undefined;
+  const { faultHookAt } = await import("./_fault_hook.ts");
+  return faultHookAt(step);
+}
+
 /** The message of an error. */
 export function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);

@@ -16,14 +16,23 @@ import { parseViewSettings } from "../shared/view.ts";
 /**
  * Finishes the requests an earlier process decided (its receipt stands:
  * the log entry is written if missing and the file removed), reading the
- * log once; returns what the log told.
+ * log once, and only when it can tell something: a request half done, a
+ * run that continues (its views), or a last runner that did not end
+ * cleanly (`cleanEnd` false: its steers may be orphaned).
  */
 export async function recoverRequests(
   ctx: PlaneContext,
   inbox: RequestInbox,
   continued: boolean,
+  cleanEnd: boolean,
 ): Promise<LogScan> {
   const leftovers = await inbox.decidedLeftovers();
+  if (leftovers.size === 0 && !continued && cleanEnd) {
+    // Nothing the log could add: no request half done, no view to replay,
+    // and the last runner ended cleanly, having finished its steers (and
+    // the one before it had its orphans finished by that runner's open).
+    return { view: {}, openSteers: new Map(), logged: new Map() };
+  }
   const ids = new Set([...leftovers.values()].map((r) => r.request_id));
   const scan = await ctx.guard(() =>
     scanLog(ctx.paths, ctx.runId, ids, continued)
@@ -54,7 +63,7 @@ export async function recoverRequests(
 /** Gives every accepted steer without a final entry its final entry. */
 export async function finishOrphanedSteers(
   ctx: PlaneContext,
-  open: ReadonlyMap<string, LogEntry>,
+  open: ReadonlyMap<string, Omit<LogEntry, "v" | "at">>,
 ): Promise<void> {
   if (open.size === 0) return;
   const delivered = new Set<string>();

@@ -26,6 +26,7 @@ import { finishOrphanedSteers, recoverRequests } from "./_recovery.ts";
 import {
   errorKind,
   errorText,
+  faultFromEnvironment,
   type FaultHook,
   PlaneContext,
 } from "./_plane_context.ts";
@@ -113,7 +114,12 @@ export class ControlPlane implements RunHooks {
       const previous = await readSnapshotFile(paths.snapshot, paths.root)
         .catch(() => null);
       const continued = await this.#events.adopt(previous?.run_id ?? null);
-      const scan = await recoverRequests(ctx, this.#inbox, continued);
+      const scan = await recoverRequests(
+        ctx,
+        this.#inbox,
+        continued,
+        previous !== null && previous.status !== "running",
+      );
       if (continued) {
         if (previous?.run_id === info.run_id) {
           snap.run_started_at = previous.run_started_at;
@@ -218,6 +224,7 @@ export class ControlPlane implements RunHooks {
     const steer = result.command;
     const prompt = steer.prompt_id;
     this.#ledger.settle(prompt);
+    this.#inbox.openSteers.delete(steer.request_id);
     let recordError: string | null = null;
     if (result.delivered) {
       try {
@@ -315,22 +322,19 @@ export class ControlPlane implements RunHooks {
     this.#writer.snapshot.status = status;
     await this.#writer.write();
     await this.#inbox.settleAll(status);
+    try {
+      // Steers no lane settled get their final entry now, so a clean end
+      // leaves none for the next run to find in the log.
+      await finishOrphanedSteers(this.#ctx, this.#inbox.openSteers);
+    } catch (error) {
+      await this.#ctx.warn(
+        `close:${errorKind(error)}`,
+        `cannot finish unsettled steers: ${errorText(error)}`,
+      );
+    }
     this.#ctx.current = null;
     await this.#events.close();
   }
-}
-
-/** The test fault hook, when `PROMPT_RUNNER_TEST_FAULT` asks for one. */
-async function faultFromEnvironment(): Promise<FaultHook | undefined> {
-  let step: string | undefined;
-  try {
-    step = Deno.env.get("PROMPT_RUNNER_TEST_FAULT");
-  } catch {
-    return undefined;
-  }
-  if (!step) return undefined;
-  const { faultHookAt } = await import("./_fault_hook.ts");
-  return faultHookAt(step);
 }
 
 /**

@@ -61,6 +61,8 @@ export class RequestInbox {
   /** The mtime of `requests/` when it was last listed, and when that was (wall clock). */
   #listedMtime: number | null = null;
   #listedAt = 0;
+  /** Steers this process logged accepted and no lane has settled yet, by request id. */
+  readonly openSteers = new Map<string, Omit<LogEntry, "v" | "at">>();
   /** How many requests this process decided. */
   decided = 0;
 
@@ -235,7 +237,7 @@ export class RequestInbox {
       return null;
     }
     ctx.fault?.("receipt_written");
-    await ctx.appendLog({
+    const entry = {
       run_id: ctx.runId,
       request_id: id,
       command: verdict.command,
@@ -245,7 +247,9 @@ export class RequestInbox {
       reason: verdict.reason,
       prompt_id: verdict.prompt_id,
       attempt: ctx.attempt,
-    });
+    };
+    await ctx.appendLog(entry);
+    if (verdict.apply?.command === "steer") this.openSteers.set(id, entry);
     ctx.fault?.("log_written");
     this.#handled.add(name);
     this.decided++;

@@ -72,3 +72,22 @@ Deno.test("a fault hook that stops processing at receipt_written leaves the rece
     await second.close("completed");
   }
 });
+
+Deno.test("close() gives a steer accepted and never settled its final rejected entry at once", async () => {
+  await using root = await makeControlRoot();
+  const plane = await root.open("run-a");
+  await plane.promptStarted(promptStart());
+  const id = "20261130T025200123Z-unsettled0";
+  await writeRawRequest(
+    root.paths,
+    `${id}.json`,
+    requestJson(id, "run-a", "steer", { text: "too late" }),
+  );
+  assert.equal((await plane.boundary({ idle: false })).length, 1);
+  await plane.close("interrupted");
+  const log = (await Deno.readTextFile(root.paths.log)).trim().split("\n")
+    .map((line) => JSON.parse(line))
+    .filter((entry) => entry.request_id === id);
+  assert.deepEqual(log.map((entry) => entry.outcome), ["accepted", "rejected"]);
+  assert.match(log[1].reason, /stopped before the steer could be delivered/);
+});
