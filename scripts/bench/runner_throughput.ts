@@ -156,7 +156,7 @@ async function timeRun(
   return { ms, events: count };
 }
 
-async function main(): Promise<void> {
+export async function main(): Promise<void> {
   const args = parseArgs({
     args: Deno.args,
     options: { json: { type: "boolean" }, repeats: { type: "string" } },
