@@ -13,17 +13,22 @@ import type { LinkRefusal } from "../shared/run_hooks.ts";
 import { appendLogEntry, type LogEntry } from "./log_entry.ts";
 import type { ControlPaths } from "./paths.ts";
 
-/** The steps of request processing a test can stop the runner at. */
-export const FAULT_STEPS = [
+/** A step of request processing a test can stop the runner at. */
+export type FaultStep =
+  | "request_decided"
+  | "receipt_written"
+  | "log_written"
+  | "request_deleted"
+  | "steer_recorded";
+
+/** Every {@linkcode FaultStep}, in the order processing passes them. */
+export const FAULT_STEPS: readonly FaultStep[] = [
   "request_decided",
   "receipt_written",
   "log_written",
   "request_deleted",
   "steer_recorded",
-] as const;
-
-/** A step of request processing. */
-export type FaultStep = typeof FAULT_STEPS[number];
+];
 
 /**
  * Called as request processing passes each step. Production planes have
