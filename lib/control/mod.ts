@@ -36,12 +36,13 @@ export {
   type ControlRequest,
   defaultAuthor,
   type RequestOptions,
-  type RequestOutcome,
-  requestOutcome,
-  type RequestReceipt,
+  type SentRequest,
 } from "./request.ts";
+export { type RequestOutcome, requestOutcome } from "./request_outcome.ts";
 export {
   ControlPlane,
+  type FaultHook,
+  type FaultStep,
   MAX_REQUEST_BYTES,
   openPlane,
   type PlaneOptions,

@@ -13,24 +13,23 @@
  */
 
 import { join } from "node:path";
-import { NotFoundError, StateError, UsageError } from "../shared/errors.ts";
+import { StateError, UsageError } from "../shared/errors.ts";
 import {
   anchored,
   checkPath,
   currentUid,
   type Here,
-  readTextIfExists,
   writeFileNoReplace,
 } from "../shared/files.ts";
 import { newId } from "../shared/new_id.ts";
 import { readRunLock } from "../shared/run_lock.ts";
-import { appendLogEntry, type Outcome, readLogFile } from "./log_entry.ts";
+import { appendLogEntry } from "./log_entry.ts";
 import { type ControlPaths, controlPaths, type RunRef } from "./paths.ts";
 import { publishReceipt, readReceipt, type Receipt } from "./receipt.ts";
 import { readSnapshotFile, type Snapshot, snapshot } from "./snapshot.ts";
+import { MAX_REQUEST_BYTES } from "./_request_files.ts";
 
-/** Requests larger than this are refused: by the client before writing, by the runner unread. */
-export const MAX_REQUEST_BYTES = 64 * 1024;
+export { MAX_REQUEST_BYTES };
 
 /** A request file's content. */
 export interface ControlRequest {
@@ -52,8 +51,11 @@ export interface ControlRequest {
   prompt_id?: string;
 }
 
-/** What a client gets back once its request is durable. */
-export interface RequestReceipt {
+/**
+ * What a client gets back once its request is durable (not to be confused
+ * with the plane's {@linkcode Receipt} of a decided request).
+ */
+export interface SentRequest {
   /** The request's id: find its outcome with `requestOutcome` or `control log`. */
   request_id: string;
   /** The run it was sent to. */
@@ -168,7 +170,7 @@ export async function writeRequest(
   command: string,
   params: Record<string, unknown>,
   options: RequestOptions & { prompt_id?: string } = {},
-): Promise<RequestReceipt> {
+): Promise<SentRequest> {
   const paths = controlPaths(ref.state_root);
   const id = newId();
   const request: ControlRequest = {
@@ -315,99 +317,5 @@ async function waitForReceipt(
       code: "RECEIPT_MISSING",
       hint: "Resume the run to finish it: 'prompt_runner run PACKET --resume'",
     },
-  );
-}
-
-/** What became of a request. */
-export interface RequestOutcome {
-  /** The request's id. */
-  request_id: string;
-  /** Its command, once decided (`null` while it waits). */
-  command: string | null;
-  /**
-   * `pending` while it waits in `requests/`; `accepted` while a steer waits
-   * for its lane; then `applied` or `rejected`, which are final.
-   */
-  outcome: Outcome | "pending";
-  /** Whether the outcome is final. */
-  final: boolean;
-  /** Why it was refused, or a note. */
-  reason: string | null;
-  /** When the outcome was recorded, or `null` while pending. */
-  at: string | null;
-}
-
-/**
- * Tells what became of a request: the final outcome (`applied` or
- * `rejected`) once one exists, a steer's `accepted` while it waits for its
- * lane, or `pending` while the runner has not consumed it. Reads never
- * touch the run.
- *
- * Requires `--allow-read` permission.
- *
- * @param ref The run the request was sent to.
- * @param requestId The id `setView` or `steer` returned.
- * @returns The outcome.
- * @throws {NotFoundError} when the state root holds no trace of the request.
- *
- * @example Usage
- * ```ts ignore
- * import { currentRun, requestOutcome, steer } from "@prompt-runner/prompt-runner";
- *
- * const ref = await currentRun("examples/demo/.prompt_runner");
- * const { request_id } = await steer(ref, "Keep it short");
- * console.log((await requestOutcome(ref, request_id)).outcome);
- * ```
- */
-export async function requestOutcome(
-  ref: RunRef,
-  requestId: string,
-): Promise<RequestOutcome> {
-  const paths = controlPaths(ref.state_root);
-  const entries = (await readLogFile(paths)).filter((entry) =>
-    entry.request_id === requestId
-  );
-  const final = entries.findLast((entry) =>
-    entry.outcome === "applied" || entry.outcome === "rejected"
-  );
-  const name = `${requestId}.json`;
-  const latest = final ?? entries.at(-1);
-  if (latest !== undefined) {
-    return {
-      request_id: requestId,
-      command: latest.command,
-      outcome: latest.outcome,
-      final: final !== undefined,
-      reason: latest.reason,
-      at: latest.at,
-    };
-  }
-  const receipt = await readReceipt(paths, name);
-  if (receipt !== null) {
-    return {
-      request_id: requestId,
-      command: receipt.command,
-      outcome: receipt.outcome,
-      final: receipt.outcome !== "accepted",
-      reason: receipt.reason,
-      at: receipt.recorded_at,
-    };
-  }
-  const waiting = await readTextIfExists(join(paths.requests, name), {
-    within: paths.root,
-  }).catch(() => null);
-  if (waiting !== null) {
-    return {
-      request_id: requestId,
-      command: null,
-      outcome: "pending",
-      final: false,
-      reason: null,
-      at: null,
-    };
-  }
-  throw new NotFoundError(
-    `No request ${JSON.stringify(requestId)} in state root "${ref.state_root}"`,
-    { code: "REQUEST_NOT_FOUND" },
   );
 }

@@ -8,8 +8,8 @@ import { parseViewSettings, type ViewSettings } from "../shared/view.ts";
 import type { RunRef } from "./paths.ts";
 import {
   type RequestOptions,
-  type RequestReceipt,
   requireRunning,
+  type SentRequest,
   writeRequest,
 } from "./request.ts";
 
@@ -34,7 +34,7 @@ export async function setView(
   ref: RunRef,
   settings: Partial<ViewSettings> | Record<string, unknown>,
   options: RequestOptions = {},
-): Promise<RequestReceipt> {
+): Promise<SentRequest> {
   const view = parseViewSettings(settings);
   await requireRunning(ref);
   return await writeRequest(ref, "set_view", { ...view }, options);

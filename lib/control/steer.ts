@@ -9,8 +9,8 @@ import type { RunRef } from "./paths.ts";
 import {
   MAX_REQUEST_BYTES,
   type RequestOptions,
-  type RequestReceipt,
   requireRunning,
+  type SentRequest,
   writeRequest,
 } from "./request.ts";
 
@@ -95,7 +95,7 @@ export async function steer(
   ref: RunRef,
   text: string,
   options: SteerOptions = {},
-): Promise<RequestReceipt> {
+): Promise<SentRequest> {
   const trimmed = checkSteerText(text);
   let promptId: string | undefined;
   if (options.promptId !== undefined) {

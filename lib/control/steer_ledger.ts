@@ -9,9 +9,30 @@
 
 import type { RunHooks, SteerResult } from "../shared/run_hooks.ts";
 
-/** Delivered steers per prompt. */
+/** Delivered steers per prompt, and accepted ones still waiting for their lane. */
 export class SteerLedger {
   #counts = new Map<string, number>();
+  #pending = new Map<string, number>();
+
+  /** Record one accepted steer for `promptId`, waiting for its lane. */
+  accept(promptId: string): void {
+    this.#pending.set(promptId, this.pending(promptId) + 1);
+  }
+
+  /** One accepted steer for `promptId` was settled (delivered or refused). */
+  settle(promptId: string): void {
+    this.#pending.set(promptId, Math.max(0, this.pending(promptId) - 1));
+  }
+
+  /** Forget the steers waiting for `promptId` (another prompt starts). */
+  dropPending(promptId: string): void {
+    this.#pending.delete(promptId);
+  }
+
+  /** How many accepted steers for `promptId` wait for their lane. */
+  pending(promptId: string): number {
+    return this.#pending.get(promptId) ?? 0;
+  }
 
   /** Record one delivered steer for `promptId`; returns the new count. */
   record(promptId: string): number {

@@ -13,7 +13,8 @@ import {
 import { publishReceipt } from "../../../lib/control/receipt.ts";
 import { receiptFileName } from "../../../lib/control/paths.ts";
 import { log } from "../../../lib/control/read_log.ts";
-import { requestOutcome, writeRequest } from "../../../lib/control/request.ts";
+import { writeRequest } from "../../../lib/control/request.ts";
+import { requestOutcome } from "../../../lib/control/request_outcome.ts";
 import { StateError } from "../../../lib/shared/errors.ts";
 import {
   drainRequests,

@@ -1,0 +1,78 @@
+/**
+ * `interventions/<prompt>.jsonl`, plane side: one synced line per delivered
+ * steer, and reading back which steers were delivered.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import {
+  anchored,
+  appendLine,
+  ensurePrivateDir,
+  readTextIfExists,
+} from "../shared/files.ts";
+import { type ControlPaths, safeName } from "./paths.ts";
+
+/** One delivered steer, as recorded. */
+export interface InterventionRecord {
+  at: string;
+  prompt: string;
+  attempt: number | null;
+  author: string;
+  text: string;
+  lane: string | null;
+  delivery: string | undefined;
+  run_id: string;
+  request_id: string;
+}
+
+/** Appends (synced) one delivered steer to its prompt's file. */
+export async function recordIntervention(
+  paths: ControlPaths,
+  record: InterventionRecord,
+): Promise<void> {
+  const dir = paths.interventions;
+  await ensurePrivateDir(dir, { within: paths.root });
+  await appendLine(
+    join(dir, `${safeName(record.prompt)}.jsonl`),
+    JSON.stringify(record),
+    { sync: true, within: paths.root },
+  );
+}
+
+/**
+ * Request ids of delivered steers by prompt: of one run, or of every run
+ * when `runId` is `null`.
+ */
+export async function deliveredSteers(
+  paths: ControlPaths,
+  runId: string | null,
+): Promise<Map<string, Set<string>>> {
+  const result = new Map<string, Set<string>>();
+  const dir = paths.interventions;
+  let entries: Deno.DirEntry[] = [];
+  try {
+    entries = anchored(paths.root, dir, (here) => here.list());
+  } catch {
+    return result;
+  }
+  for (const entry of entries) {
+    if (!entry.isFile || !entry.name.endsWith(".jsonl")) continue;
+    const text = await readTextIfExists(join(dir, entry.name), {
+      within: paths.root,
+    }).catch(() => null);
+    for (const line of (text ?? "").split("\n")) {
+      try {
+        const record = JSON.parse(line);
+        if (runId !== null && record.run_id !== runId) continue;
+        const ids = result.get(record.prompt) ?? new Set<string>();
+        ids.add(record.request_id ?? `${record.at}`);
+        result.set(record.prompt, ids);
+      } catch {
+        // Torn line.
+      }
+    }
+  }
+  return result;
+}

@@ -1,0 +1,200 @@
+/**
+ * `events.jsonl`, writer side: which run's stream it is (another run's is
+ * archived byte for byte, this run's continues after a torn tail is cut),
+ * and appends: one synchronous write per event, synced to disk before
+ * every snapshot that names it.
+ *
+ * @module
+ */
+
+import { basename } from "node:path";
+import type { RunEvent } from "../shared/events.ts";
+import {
+  anchored,
+  checkPath,
+  ensurePrivateDir,
+  openAppend,
+  openExisting,
+  repairTornTail,
+  syncDir,
+} from "../shared/files.ts";
+import { errorKind, errorText, type PlaneContext } from "./_plane_context.ts";
+import { safeName } from "./paths.ts";
+
+const encoder = new TextEncoder();
+
+function stamp(): string {
+  return new Date().toISOString().replace(/[-:.]/g, "");
+}
+
+/** The event stream of one run. */
+export class EventLog {
+  readonly #ctx: PlaneContext;
+  #file: Deno.FsFile | null = null;
+  /** The last `seq` found in the stream when it was adopted. */
+  lastSeq = 0;
+
+  constructor(ctx: PlaneContext) {
+    this.#ctx = ctx;
+  }
+
+  /**
+   * Makes `events.jsonl` this run's stream: the run's own stream continues
+   * (from the file, or brought back from the archive), another run's is
+   * moved to the archive. Who owns the file is read from its first event,
+   * so a lost or foreign snapshot cannot split a run's stream.
+   *
+   * @returns Whether this run id already had a stream (it continues).
+   */
+  async adopt(previousRun: string | null): Promise<boolean> {
+    const ctx = this.#ctx;
+    const paths = ctx.paths;
+    const present = await ctx.guard(() => checkPath(paths.root, paths.events));
+    if (present !== null) {
+      const owner = (await this.#owner()) ?? previousRun;
+      if (owner === ctx.runId) {
+        await this.#reopen();
+        return true;
+      }
+      await this.#archive(owner);
+    }
+    const archived = `${safeName(ctx.runId)}.jsonl`;
+    const restored = anchored(paths.root, paths.archive, (here) => {
+      if (here.lstat(archived) === null) return false;
+      // Back to control/events.jsonl, from control/events/.
+      here.rename(archived, `../${basename(paths.events)}`);
+      return true;
+    });
+    if (restored) {
+      await syncDir(paths.dir);
+      await this.#reopen();
+      return true;
+    }
+    return false;
+  }
+
+  /** Opens the stream for appending. */
+  async open(): Promise<void> {
+    const ctx = this.#ctx;
+    this.#file = await ctx.guard(
+      () => openAppend(ctx.paths.events, ctx.within),
+      ctx.paths.dir,
+    );
+  }
+
+  /**
+   * Appends one event. The write is synchronous (one `write(2)` into the
+   * page cache, no round trip through the thread pool), so the event is in
+   * the file — where followers read it, and where it survives the runner
+   * being killed — when this returns.
+   */
+  append(event: RunEvent): void {
+    if (this.#file === null) return;
+    const bytes = encoder.encode(JSON.stringify(event) + "\n");
+    try {
+      let done = 0;
+      while (done < bytes.length) {
+        done += this.#file.writeSync(bytes.subarray(done));
+      }
+    } catch (error) {
+      this.#ctx.warn(
+        `events:${errorKind(error)}`,
+        `cannot append events: ${errorText(error)}`,
+      );
+    }
+  }
+
+  /** Syncs the stream to disk. */
+  async sync(): Promise<void> {
+    await this.#file?.sync();
+  }
+
+  /** Writes, syncs and closes the stream (a failing sync is ignored). */
+  async close(): Promise<void> {
+    try {
+      await this.sync();
+    } catch {
+      // The environment is failing: nothing more to save.
+    }
+    this.#file?.close();
+    this.#file = null;
+  }
+
+  /** The run id of the first event in `events.jsonl`, or `null`. */
+  async #owner(): Promise<string | null> {
+    const ctx = this.#ctx;
+    const file = await openExisting(ctx.paths.events, ctx.within);
+    if (file === null) return null;
+    try {
+      const buffer = new Uint8Array(64 * 1024);
+      const n = await file.read(buffer);
+      if (n === null) return null;
+      const text = new TextDecoder().decode(buffer.subarray(0, n));
+      const end = text.indexOf("\n");
+      if (end < 0) return null;
+      const runId = JSON.parse(text.slice(0, end)).run_id;
+      return typeof runId === "string" ? runId : null;
+    } catch {
+      return null;
+    } finally {
+      file.close();
+    }
+  }
+
+  /** Moves the previous run's events aside, byte for byte. */
+  async #archive(previousRun: string | null): Promise<void> {
+    const ctx = this.#ctx;
+    const paths = ctx.paths;
+    const base = safeName(previousRun ?? `unknown-${stamp()}`);
+    const events = basename(paths.events);
+    const archive = basename(paths.archive);
+    await ensurePrivateDir(paths.archive, ctx.within);
+    anchored(paths.root, paths.dir, (here) => {
+      for (let n = 0;; n++) {
+        const name = n === 0 ? `${base}.jsonl` : `${base}-${n}.jsonl`;
+        if (here.lstat(`${archive}/${name}`) !== null) continue;
+        here.rename(events, `${archive}/${name}`);
+        return;
+      }
+    });
+    await syncDir(paths.archive);
+    await syncDir(paths.dir);
+  }
+
+  /**
+   * Continues this run's stream: a torn last line (a crash mid-append) is
+   * cut off, and the last `seq` is read from the end of the file.
+   */
+  async #reopen(): Promise<void> {
+    const ctx = this.#ctx;
+    await repairTornTail(ctx.paths.events, ctx.within);
+    const file = await openExisting(ctx.paths.events, ctx.within);
+    if (file === null) return;
+    try {
+      const size = (await file.stat()).size;
+      const chunk = new Uint8Array(Math.min(size, 256 * 1024));
+      await file.seek(size - chunk.length, Deno.SeekMode.Start);
+      let read = 0;
+      while (read < chunk.length) {
+        const n = await file.read(chunk.subarray(read));
+        if (n === null || n === 0) break;
+        read += n;
+      }
+      const lines = new TextDecoder().decode(chunk.subarray(0, read))
+        .split("\n").filter(Boolean);
+      for (let i = lines.length - 1; i >= 0; i--) {
+        try {
+          const seq = JSON.parse(lines[i]!).seq;
+          if (Number.isInteger(seq)) {
+            this.lastSeq = seq;
+            break;
+          }
+        } catch {
+          // The chunk may start mid-line: keep looking further back.
+        }
+      }
+    } finally {
+      file.close();
+    }
+  }
+}
