@@ -59,7 +59,7 @@ export {
   type RequestOptions,
   type RequestOutcome,
   requestOutcome,
-  type RequestReceipt,
+  type SentRequest,
   setView,
   steer,
   type SteerOptions,

@@ -354,7 +354,7 @@ export class ControlPlane implements RunHooks {
  *
  * @example Usage
  * ```ts
- * import { openPlane, snapshot } from "@prompt-runner/prompt-runner";
+ * import { openPlane, snapshot } from "./mod.ts";
  * import assert from "node:assert/strict";
  *
  * const root = await Deno.makeTempDir();

@@ -18,8 +18,8 @@ import {
  * bad one is refused at once; the request is then written durably and the
  * runner applies it at its next event boundary (see `log` for the outcome).
  *
- * Requires `--allow-read`, `--allow-write` and `--allow-env=USER`, and
- * `--allow-run` to check the runner's process.
+ * Requires `--allow-read`, `--allow-write`, `--allow-env`, and
+ * `--allow-sys=uid` for the default author.
  *
  * @param ref The run.
  * @param settings The settings to change (any subset).
@@ -29,6 +29,28 @@ import {
  * @throws {UsageError} for an unknown setting, a bad value (naming the
  * allowed ones), or no setting at all.
  * @throws {StateError} when the run is not running.
+ *
+ * @example A bad value is refused at once; an ended run refuses the rest
+ * ```ts
+ * import {
+ *   currentRun,
+ *   runPacket,
+ *   setView,
+ *   StateError,
+ *   UsageError,
+ * } from "@prompt-runner/prompt-runner";
+ * import assert from "node:assert/strict";
+ *
+ * const dir = await Deno.makeTempDir();
+ * await Deno.mkdir(`${dir}/prompts`);
+ * await Deno.writeTextFile(`${dir}/prompt_runner_packet.md`, "---\nprovider: simulated\n---\n");
+ * await Deno.writeTextFile(`${dir}/prompts/01_hi.prompt.md`, "---\nverify: {}\n---\nHi.\n");
+ * await runPacket(dir, { output: { write: () => Promise.resolve() } });
+ * const ref = await currentRun(`${dir}/.prompt_runner`);
+ * await assert.rejects(setView(ref, { thinking: "maybe" }), UsageError);
+ * await assert.rejects(setView(ref, { thinking: "hide" }), StateError);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
  */
 export async function setView(
   ref: RunRef,

@@ -225,7 +225,7 @@ export async function currentRun(stateRoot: string): Promise<RunRef> {
  *
  * @example Usage
  * ```ts
- * import { currentSnapshot } from "@prompt-runner/prompt-runner";
+ * import { currentSnapshot } from "./mod.ts";
  * import assert from "node:assert/strict";
  *
  * const root = await Deno.makeTempDir();
@@ -256,6 +256,23 @@ export async function currentSnapshot(stateRoot: string): Promise<Snapshot> {
  * @returns Its snapshot.
  * @throws {NotFoundError} when the state root has no run.
  * @throws {StateError} when a newer run has replaced this one (a stale ref).
+ *
+ * @example The state of a run that has ended
+ * ```ts
+ * import { currentRun, runPacket, snapshot } from "@prompt-runner/prompt-runner";
+ * import assert from "node:assert/strict";
+ *
+ * const dir = await Deno.makeTempDir();
+ * await Deno.mkdir(`${dir}/prompts`);
+ * await Deno.writeTextFile(`${dir}/prompt_runner_packet.md`, "---\nprovider: simulated\n---\n");
+ * await Deno.writeTextFile(`${dir}/prompts/01_hi.prompt.md`, "---\nverify: {}\n---\nHi.\n");
+ * await runPacket(dir, { output: { write: () => Promise.resolve() } });
+ * const ref = await currentRun(`${dir}/.prompt_runner`);
+ * const state = await snapshot(ref);
+ * assert.equal(state.status, "completed");
+ * assert.equal(state.run_id, ref.run_id);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
  */
 export async function snapshot(ref: RunRef): Promise<Snapshot> {
   const current = await readSnapshotFile(

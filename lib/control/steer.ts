@@ -39,7 +39,7 @@ const encoder = new TextEncoder();
  *
  * @example Usage
  * ```ts
- * import { checkSteerText, MAX_STEER_BYTES } from "@prompt-runner/prompt-runner";
+ * import { checkSteerText, MAX_STEER_BYTES } from "./mod.ts";
  * import assert from "node:assert/strict";
  *
  * assert.equal(checkSteerText("  keep it short\n"), "keep it short");
@@ -78,9 +78,8 @@ export function checkSteerText(text: string): string {
  * with the text) within the prompt's steer budget. The text is checked
  * (empty, too large) before the run is looked at.
  *
- * Requires `--allow-read`, `--allow-write` and `--allow-env`, `--allow-run`
- * to check the runner's process, and `--allow-sys=uid` for the default
- * author.
+ * Requires `--allow-read`, `--allow-write`, `--allow-env`, and
+ * `--allow-sys=uid` for the default author.
  *
  * @param ref The run.
  * @param text What to tell the agent.
@@ -90,6 +89,28 @@ export function checkSteerText(text: string): string {
  * @throws {UsageError} for an empty steer, one larger than
  * {@linkcode MAX_STEER_BYTES}, or a malformed prompt id.
  * @throws {StateError} when the run is not running.
+ *
+ * @example An empty steer is refused before the run is looked at
+ * ```ts
+ * import {
+ *   currentRun,
+ *   runPacket,
+ *   StateError,
+ *   steer,
+ *   UsageError,
+ * } from "@prompt-runner/prompt-runner";
+ * import assert from "node:assert/strict";
+ *
+ * const dir = await Deno.makeTempDir();
+ * await Deno.mkdir(`${dir}/prompts`);
+ * await Deno.writeTextFile(`${dir}/prompt_runner_packet.md`, "---\nprovider: simulated\n---\n");
+ * await Deno.writeTextFile(`${dir}/prompts/01_hi.prompt.md`, "---\nverify: {}\n---\nHi.\n");
+ * await runPacket(dir, { output: { write: () => Promise.resolve() } });
+ * const ref = await currentRun(`${dir}/.prompt_runner`);
+ * await assert.rejects(steer(ref, "   "), UsageError);
+ * await assert.rejects(steer(ref, "use the v2 API", { author: "ada" }), StateError);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
  */
 export async function steer(
   ref: RunRef,
