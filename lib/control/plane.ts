@@ -161,6 +161,7 @@ export class ControlPlane implements RunHooks {
   /** An attempt started: the snapshot names it at once. */
   async promptStarted(info: PromptStartInfo): Promise<void> {
     if (this.#disabled) return;
+    this.#events.flush();
     const ctx = this.#ctx;
     if (ctx.current !== info.prompt_id) {
       this.#ledger.dropPending(info.prompt_id);
@@ -210,6 +211,7 @@ export class ControlPlane implements RunHooks {
   async boundary(context: { idle: boolean }): Promise<BoundaryCommand[]> {
     if (this.#disabled || this.#closed) return [];
     const decided = this.#inbox.decided;
+    if (context.idle) this.#events.flush();
     const commands = await this.#inbox.consume(context.idle);
     if (this.#inbox.decided !== decided) this.#writer.markDirty();
     if (commands.length > 0) await this.#writer.write();
@@ -220,6 +222,7 @@ export class ControlPlane implements RunHooks {
   /** A steer was delivered or refused by its lane: record it. */
   async steerSettled(result: SteerResult): Promise<void> {
     if (this.#disabled) return;
+    this.#events.flush();
     const ctx = this.#ctx;
     const steer = result.command;
     const prompt = steer.prompt_id;
@@ -289,6 +292,7 @@ export class ControlPlane implements RunHooks {
   /** The view changed: the snapshot shows it at once. */
   async viewChanged(view: ViewSettings): Promise<void> {
     if (this.#disabled) return;
+    this.#events.flush();
     this.#writer.snapshot.view = { ...view };
     await this.#writer.write();
   }

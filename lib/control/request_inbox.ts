@@ -35,6 +35,8 @@ const IDLE_BUDGET = { count: 200, ms: 250 };
 
 /** However quiet `requests/` looks, it is listed this often. */
 export const SWEEP_MS = 500;
+/** How often a busy boundary looks at `requests/` at most, in milliseconds. */
+const PROBE_MS = 1;
 
 /** A directory changed this close to its listing is listed again (coarse file times). */
 const SETTLE_MS = 20;
@@ -58,6 +60,7 @@ export class RequestInbox {
   /** A backlog is left: list again once it is done. */
   #woken = true;
   #lastSweep = 0;
+  #lastProbe = -Infinity;
   /** The mtime of `requests/` when it was last listed, and when that was (wall clock). */
   #listedMtime: number | null = null;
   #listedAt = 0;
@@ -277,7 +280,11 @@ export class RequestInbox {
    */
   #mustList(idle: boolean): boolean {
     if (idle || this.#woken || this.#listedMtime === null) return true;
-    if (performance.now() - this.#lastSweep >= SWEEP_MS) return true;
+    const now = performance.now();
+    // While events flow faster than one a millisecond, look once a millisecond.
+    if (now - this.#lastProbe < PROBE_MS) return false;
+    this.#lastProbe = now;
+    if (now - this.#lastSweep >= SWEEP_MS) return true;
     const mtime = this.#mtime();
     return mtime === null || mtime !== this.#listedMtime ||
       mtime >= this.#listedAt - SETTLE_MS;
