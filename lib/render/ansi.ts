@@ -101,7 +101,8 @@ export function terminalSafe(
  * {@linkcode terminalSafe}: for records that are formatted for people.
  *
  * @param value Data parsed from JSON (or shaped like it).
- * @returns The data with terminal-safe strings; the input is not changed.
+ * @returns The data with terminal-safe strings: the input itself when it
+ * has nothing to change, otherwise a copy (the input is never changed).
  *
  * @example Usage
  * ```ts
@@ -118,15 +119,28 @@ export function terminalSafeData<T>(value: T): T {
   return safeValue(value) as T;
 }
 
+/** The value itself when nothing in it needs changing (no copy), else a safe copy. */
 function safeValue(value: unknown): unknown {
   if (typeof value === "string") return terminalSafe(value);
-  if (Array.isArray(value)) return value.map(safeValue);
-  if (typeof value === "object" && value !== null) {
-    const copy: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) {
-      copy[terminalSafe(key)] = safeValue(item);
+  if (Array.isArray(value)) {
+    let copy: unknown[] | null = null;
+    for (let i = 0; i < value.length; i++) {
+      const item = safeValue(value[i]);
+      if (copy === null && item !== value[i]) copy = value.slice(0, i);
+      copy?.push(item);
     }
-    return copy;
+    return copy ?? value;
+  }
+  if (typeof value === "object" && value !== null) {
+    const entries = Object.entries(value);
+    let changed = false;
+    const safe = entries.map(([key, item]): [string, unknown] => {
+      const safeKey = terminalSafe(key);
+      const safeItem = safeValue(item);
+      if (safeKey !== key || safeItem !== item) changed = true;
+      return [safeKey, safeItem];
+    });
+    return changed ? Object.fromEntries(safe) : value;
   }
   return value;
 }

@@ -65,3 +65,17 @@ Deno.test("terminalSafeData() cleans every string and key of a copy and leaves t
   });
   assert.deepEqual(input, copy);
 });
+
+Deno.test("terminalSafeData() returns clean data itself, and copies only the branch that changes", () => {
+  const clean = {
+    type: "message",
+    data: { text: "plain", list: ["a", 1, null] },
+  };
+  assert.equal(terminalSafeData(clean), clean);
+  const dirty = { keep: { text: "plain" }, fix: ["ok", "bell\x07"] };
+  const safe = terminalSafeData(dirty);
+  assert.notEqual(safe, dirty);
+  assert.equal(safe.keep, dirty.keep);
+  assert.deepEqual(safe.fix, ["ok", "bell"]);
+  assert.deepEqual(dirty.fix, ["ok", "bell\x07"]);
+});
