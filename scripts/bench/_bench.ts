@@ -81,3 +81,58 @@ export function report(rows: BenchRow[], args: string[] = Deno.args): void {
 export function progress(text: string): void {
   console.error(text);
 }
+
+/**
+ * Writes a one-prompt simulated packet into `dir` (made when absent): the
+ * prompt's first attempt is `attempt`, the YAML lines under `- ` (indented
+ * by the caller's keys only).
+ *
+ * @returns `dir`.
+ */
+export async function simulatedPacket(
+  dir: string,
+  attempt: string[],
+): Promise<string> {
+  await Deno.mkdir(`${dir}/prompts`, { recursive: true });
+  await Deno.writeTextFile(
+    `${dir}/prompt_runner_packet.md`,
+    "---\nprovider: simulated\n---\n",
+  );
+  const [first, ...rest] = attempt;
+  await Deno.writeTextFile(
+    `${dir}/prompts/01_bench.prompt.md`,
+    [
+      "---",
+      "simulate:",
+      "  attempts:",
+      `    - ${first ?? "messages: [done]"}`,
+      ...rest.map((line) => `      ${line}`),
+      "---",
+      "Work.",
+      "",
+    ].join("\n"),
+  );
+  return dir;
+}
+
+/** Events per round of {@linkcode loadRound}. */
+export const EVENTS_PER_ROUND = 6;
+
+/**
+ * An attempt of `rounds` rounds of six events each: a thought, a message
+ * (delta and whole), a tool call (start and end), and usage.
+ */
+export function loadRound(rounds: number): string[] {
+  return [
+    `repeat: ${rounds}`,
+    'thinking: ["thinking it over"]',
+    'messages: ["working on it"]',
+    "tools: [{name: Bash, input: {command: ls}, output: a.md}]",
+    "usage: {input_tokens: 100, output_tokens: 10}",
+  ];
+}
+
+/** A temporary directory for a benchmark. */
+export async function benchDir(): Promise<string> {
+  return await Deno.makeTempDir({ prefix: "prompt_runner_bench_" });
+}

@@ -36,12 +36,30 @@ function cell(text: string): string {
   return text.replaceAll("|", "\\|").replaceAll("\n", " ");
 }
 
+/** A command's stdout, or "" when it cannot run. */
+async function outputOf(command: string, args: string[]): Promise<string> {
+  try {
+    const { stdout } = await new Deno.Command(command, {
+      args,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "null",
+    }).output();
+    return new TextDecoder().decode(stdout);
+  } catch {
+    return "";
+  }
+}
+
+/** The machine, as the table's caption says it (Deno may not read /proc). */
 async function machine(): Promise<string> {
-  const cpu = (await Deno.readTextFile("/proc/cpuinfo").catch(() => ""))
-    .match(/model name\s*:\s*(.+)/)?.[1] ?? "unknown CPU";
-  const cores = navigator.hardwareConcurrency;
-  const memory = Math.round(Deno.systemMemoryInfo().total / 2 ** 30);
-  return `${cores} × ${cpu.trim()}, ${memory} GiB, Deno ${Deno.version.deno}, ${Deno.build.os}`;
+  const cpu = (await outputOf("lscpu", [])).match(/Model name:\s*(.+)/)?.[1]
+    ?.trim() ?? "unknown CPU";
+  const memory = (await outputOf("free", ["-g"])).match(/Mem:\s+(\d+)/)
+    ?.[1];
+  return `${navigator.hardwareConcurrency} cores (${cpu}), ${
+    memory ?? "?"
+  } GiB, Deno ${Deno.version.deno}, ${Deno.build.os}`;
 }
 
 async function main(): Promise<number> {

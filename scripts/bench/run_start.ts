@@ -21,6 +21,7 @@ import {
   progress,
   ratio,
   report,
+  simulatedPacket,
 } from "./_bench.ts";
 
 const LOG_ENTRIES = 100_000;
@@ -28,15 +29,7 @@ const ARCHIVED_RUNS = 100;
 const EVENTS_PER_ARCHIVED_RUN = 1_000;
 
 async function makePacket(dir: string): Promise<void> {
-  await Deno.mkdir(join(dir, "prompts"), { recursive: true });
-  await Deno.writeTextFile(
-    join(dir, "prompt_runner_packet.md"),
-    "---\nprovider: simulated\n---\n",
-  );
-  await Deno.writeTextFile(
-    join(dir, "prompts", "01_one.prompt.md"),
-    '---\nsimulate:\n  attempts:\n    - messages: ["done"]\n---\nOne.\n',
-  );
+  await simulatedPacket(dir, ['messages: ["done"]']);
 }
 
 function runId(n: number): string {

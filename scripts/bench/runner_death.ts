@@ -19,23 +19,21 @@ import {
   median,
   progress,
   report,
+  simulatedPacket,
 } from "./_bench.ts";
 
 const KILLS = 5;
 const WINDOW_MS = 6000;
 
 async function makePacket(dir: string, delayMs: number): Promise<string> {
-  const packet = join(dir, `packet-${delayMs}-${crypto.randomUUID()}`);
-  await Deno.mkdir(join(packet, "prompts"), { recursive: true });
-  await Deno.writeTextFile(
-    join(packet, "prompt_runner_packet.md"),
-    "---\nprovider: simulated\n---\n",
+  return await simulatedPacket(
+    join(dir, `packet-${delayMs}-${crypto.randomUUID()}`),
+    [
+      `delay_ms: ${delayMs}`,
+      "repeat: 600",
+      'messages: ["still working on it"]',
+    ],
   );
-  await Deno.writeTextFile(
-    join(packet, "prompts", "01_slow.prompt.md"),
-    `---\nsimulate:\n  attempts:\n    - delay_ms: ${delayMs}\n      repeat: 600\n      messages: ["still working on it"]\n---\nWork.\n`,
-  );
-  return packet;
 }
 
 function cli(args: string[]): Deno.ChildProcess {

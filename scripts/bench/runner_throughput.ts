@@ -21,43 +21,26 @@ import { ControlPlane } from "../../lib/control/plane.ts";
 import { runPacket } from "../../lib/runner/mod.ts";
 import type { RunHooks } from "../../lib/shared/run_hooks.ts";
 import {
+  benchDir,
   type BenchRow,
   CLI_PERMISSIONS,
+  EVENTS_PER_ROUND,
+  loadRound,
   MAIN,
   median,
   progress,
   ratio,
   report,
+  simulatedPacket,
 } from "./_bench.ts";
 
 const EVENTS = 20_000;
 // Six events per round (thinking, message delta + received, tool start +
 // completion, usage), plus a few per run.
-const ROUNDS = Math.ceil(EVENTS / 6);
+const ROUNDS = Math.ceil(EVENTS / EVENTS_PER_ROUND);
 
 async function makePacket(): Promise<string> {
-  const dir = await Deno.makeTempDir({ prefix: "prompt_runner_bench_" });
-  await Deno.mkdir(join(dir, "prompts"));
-  await Deno.writeTextFile(
-    join(dir, "prompt_runner_packet.md"),
-    "---\nprovider: simulated\n---\n",
-  );
-  await Deno.writeTextFile(
-    join(dir, "prompts", "01_load.prompt.md"),
-    [
-      "---",
-      "simulate:",
-      "  attempts:",
-      `    - repeat: ${ROUNDS}`,
-      '      thinking: ["thinking it over"]',
-      '      messages: ["working on it"]',
-      "      tools: [{name: Bash, input: {command: ls}, output: a.md}]",
-      "      usage: {input_tokens: 100, output_tokens: 10}",
-      "---",
-      "Work.",
-    ].join("\n"),
-  );
-  return dir;
+  return await simulatedPacket(await benchDir(), loadRound(ROUNDS));
 }
 
 type Load = "none" | "follower" | "poller";

@@ -13,38 +13,27 @@
  * @module
  */
 
-import { join } from "node:path";
 import { runPacket } from "../../lib/runner/mod.ts";
 import type { RunEvent } from "../../lib/shared/mod.ts";
-import { type BenchRow, median, progress, ratio, report } from "./_bench.ts";
+import {
+  benchDir,
+  type BenchRow,
+  EVENTS_PER_ROUND,
+  loadRound,
+  median,
+  progress,
+  ratio,
+  report,
+  simulatedPacket,
+} from "./_bench.ts";
 
 const ROUNDS = 5;
-/** Events per round of the script: a thought, a message (delta + whole), a tool call (start + end), usage. */
-const PER_ROUND = 6;
 
 async function makePacket(events: number): Promise<string> {
-  const dir = await Deno.makeTempDir({ prefix: "prompt_runner_bench_" });
-  await Deno.mkdir(join(dir, "prompts"));
-  await Deno.writeTextFile(
-    join(dir, "prompt_runner_packet.md"),
-    "---\nprovider: simulated\n---\n",
+  return await simulatedPacket(
+    await benchDir(),
+    loadRound(Math.round(events / EVENTS_PER_ROUND)),
   );
-  await Deno.writeTextFile(
-    join(dir, "prompts", "01_load.prompt.md"),
-    [
-      "---",
-      "simulate:",
-      "  attempts:",
-      `    - repeat: ${Math.round(events / PER_ROUND)}`,
-      '      thinking: ["thinking it over"]',
-      '      messages: ["working on it"]',
-      "      tools: [{name: Bash, input: {command: ls}, output: a.md}]",
-      "      usage: {input_tokens: 100, output_tokens: 10}",
-      "---",
-      "Work.",
-    ].join("\n"),
-  );
-  return dir;
 }
 
 /** One in-memory run: its events and how long it took, in ms. */

@@ -21,6 +21,7 @@
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import {
+  benchDir,
   type BenchRow,
   CLI_PERMISSIONS,
   MAIN,
@@ -28,29 +29,15 @@ import {
   percentile,
   progress,
   report,
+  simulatedPacket,
 } from "./_bench.ts";
 
 async function makePacket(): Promise<string> {
-  const dir = await Deno.makeTempDir({ prefix: "prompt_runner_bench_" });
-  await Deno.mkdir(join(dir, "prompts"));
-  await Deno.writeTextFile(
-    join(dir, "prompt_runner_packet.md"),
-    "---\nprovider: simulated\n---\n",
-  );
-  await Deno.writeTextFile(
-    join(dir, "prompts", "01_stream.prompt.md"),
-    [
-      "---",
-      "simulate:",
-      "  attempts:",
-      "    - delay_ms: 10",
-      "      repeat: 100000",
-      '      messages: ["streaming"]',
-      "---",
-      "Stream.",
-    ].join("\n"),
-  );
-  return dir;
+  return await simulatedPacket(await benchDir(), [
+    "delay_ms: 10",
+    "repeat: 100000",
+    'messages: ["streaming"]',
+  ]);
 }
 
 /** Reads `log.jsonl` as it grows and resolves when a request's applied line lands. */
