@@ -8,9 +8,11 @@ import {
   eventLineBatches,
   type EventsFrom,
   eventTextBatches,
-} from "../../lib/control/mod.ts";
-import { createRenderer, terminalSink } from "../../lib/render/mod.ts";
-import { DEFAULT_VIEW, UsageError } from "../../lib/shared/mod.ts";
+} from "../../lib/control/subscribe.ts";
+import { createRenderer } from "../../lib/render/create_renderer.ts";
+import { terminalSink } from "../../lib/render/sinks.ts";
+import { UsageError } from "../../lib/shared/errors.ts";
+import { DEFAULT_VIEW } from "../../lib/shared/view.ts";
 import { stringFlag, viewFlags } from "../_args.ts";
 import type { Command, CommandContext } from "../_context.ts";
 import { withStopSignals } from "./_signals.ts";

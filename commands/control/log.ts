@@ -4,8 +4,13 @@
  * @module
  */
 
-import { followLog, log, type LogEntry } from "../../lib/control/mod.ts";
-import { paint, terminalSafe, terminalSafeData } from "../../lib/render/mod.ts";
+import type { LogEntry } from "../../lib/control/log_entry.ts";
+import { followLog, log } from "../../lib/control/read_log.ts";
+import {
+  paint,
+  terminalSafe,
+  terminalSafeData,
+} from "../../lib/render/ansi.ts";
 import { CONTROL_LOG_INFO } from "./_help.ts";
 import type { Command, CommandContext } from "../_context.ts";
 import { withStopSignals } from "./_signals.ts";

@@ -8,14 +8,14 @@ import {
   checkSteerText,
   MAX_STEER_BYTES,
   steer,
-} from "../../lib/control/mod.ts";
-import { terminalSafe } from "../../lib/render/mod.ts";
-import { UsageError } from "../../lib/shared/mod.ts";
+} from "../../lib/control/steer.ts";
+import { terminalSafe } from "../../lib/render/ansi.ts";
+import { UsageError } from "../../lib/shared/errors.ts";
 import { parseCommandArgs, stringFlag } from "../_args.ts";
 import type { Command, CommandContext } from "../_context.ts";
 import { resolveRun } from "./_target.ts";
 import { isPacketDir } from "../../lib/workspace/mod.ts";
-import { resolve } from "node:path";
+import { resolve } from "../../lib/shared/posix_path.ts";
 
 const HELP = `Usage: prompt_runner control steer [TARGET] TEXT... [options]
        prompt_runner control steer [TARGET] - [options]

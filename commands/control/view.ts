@@ -4,9 +4,10 @@
  * @module
  */
 
-import { setView } from "../../lib/control/mod.ts";
-import { terminalSafe } from "../../lib/render/mod.ts";
-import { UsageError, type ViewSettings } from "../../lib/shared/mod.ts";
+import { setView } from "../../lib/control/set_view.ts";
+import { terminalSafe } from "../../lib/render/ansi.ts";
+import { UsageError } from "../../lib/shared/errors.ts";
+import type { ViewSettings } from "../../lib/shared/view.ts";
 import { stringFlag, viewFlags } from "../_args.ts";
 import { CONTROL_VIEW_INFO } from "./_help.ts";
 import type { Command, CommandContext } from "../_context.ts";

@@ -7,7 +7,7 @@
  * @module
  */
 
-import { FAULT_STEPS, type FaultHook } from "./_plane_context.ts";
+import { FAULT_STEPS, type FaultHook } from "./_fault_steps.ts";
 
 /** A hook that kills this process at `step`, or `undefined` for an unknown step. */
 export function faultHookAt(step: string): FaultHook | undefined {

@@ -12,29 +12,9 @@ import { ensurePrivateDir, moveLinkAside } from "../shared/files.ts";
 import type { LinkRefusal } from "../shared/run_hooks.ts";
 import { appendLogEntry, type LogEntry } from "./log_entry.ts";
 import type { ControlPaths } from "./paths.ts";
+import type { FaultHook } from "./_fault_steps.ts";
 
-/** A step of request processing a test can stop the runner at. */
-export type FaultStep =
-  | "request_decided"
-  | "receipt_written"
-  | "log_written"
-  | "request_deleted"
-  | "steer_recorded";
-
-/** Every {@linkcode FaultStep}, in the order processing passes them. */
-export const FAULT_STEPS: readonly FaultStep[] = [
-  "request_decided",
-  "receipt_written",
-  "log_written",
-  "request_deleted",
-  "steer_recorded",
-];
-
-/**
- * Called as request processing passes each step. Production planes have
- * none; tests inject one that kills the process at a chosen step.
- */
-export type FaultHook = (step: FaultStep) => void;
+export type { FaultHook, FaultStep } from "./_fault_steps.ts";
 
 /** The test fault hook, when `PROMPT_RUNNER_TEST_FAULT` asks for one. */
 export async function faultFromEnvironment(): Promise<FaultHook | undefined> {

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { join } from "node:path";
+import { join } from "../shared/posix_path.ts";
 import { StateError } from "../shared/errors.ts";
 import {
   appendLine,

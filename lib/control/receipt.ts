@@ -7,7 +7,7 @@
  * @module
  */
 
-import { join } from "node:path";
+import { join } from "../shared/posix_path.ts";
 import {
   ensurePrivateDir,
   readTextIfExists,

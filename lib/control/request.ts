@@ -12,7 +12,7 @@
  * @module
  */
 
-import { join } from "node:path";
+import { join } from "../shared/posix_path.ts";
 import { StateError, UsageError } from "../shared/errors.ts";
 import {
   anchored,

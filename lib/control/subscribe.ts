@@ -6,7 +6,7 @@
  * @module
  */
 
-import { join } from "node:path";
+import { join } from "../shared/posix_path.ts";
 import { NotFoundError, RunLostError, StateError } from "../shared/errors.ts";
 import { openExisting } from "../shared/files.ts";
 import type { RunEvent } from "../shared/events.ts";

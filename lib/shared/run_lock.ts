@@ -5,7 +5,7 @@
  * @module
  */
 
-import { join } from "node:path";
+import { join } from "./posix_path.ts";
 import { StateError } from "./errors.ts";
 import {
   createNewFile,
