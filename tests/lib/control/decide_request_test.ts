@@ -18,7 +18,9 @@ function state(overrides: Partial<RequestRunState> = {}): RequestRunState {
   };
 }
 
-function request(value: Record<string, unknown>) {
+function request(
+  value: Record<string, unknown>,
+): { kind: "json"; value: Record<string, unknown> } {
   return {
     kind: "json" as const,
     value: { v: 1, run_id: "r1", author: "ann", ...value },
