@@ -8,7 +8,7 @@
  */
 
 import { basename } from "node:path";
-import type { RunEvent } from "../shared/events.ts";
+import type { RunEvent, RunStatus } from "../shared/events.ts";
 import {
   anchored,
   checkPath,
@@ -48,6 +48,8 @@ export class EventLog {
   #timer: ReturnType<typeof setTimeout> | null = null;
   /** The last `seq` found in the stream when it was adopted. */
   lastSeq = 0;
+  /** The status of a `run_finished` that ends the adopted stream, if one does. */
+  finished: RunStatus | null = null;
 
   constructor(ctx: PlaneContext) {
     this.#ctx = ctx;
@@ -234,9 +236,14 @@ export class EventLog {
         .split("\n").filter(Boolean);
       for (let i = lines.length - 1; i >= 0; i--) {
         try {
-          const seq = JSON.parse(lines[i]!).seq;
-          if (Number.isInteger(seq)) {
-            this.lastSeq = seq;
+          const event = JSON.parse(lines[i]!);
+          if (Number.isInteger(event?.seq)) {
+            this.lastSeq = event.seq;
+            if (event.type === "run_finished") {
+              this.finished = typeof event.data?.status === "string"
+                ? event.data.status
+                : "failed";
+            }
             break;
           }
         } catch {

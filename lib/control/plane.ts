@@ -83,10 +83,7 @@ export class ControlPlane implements RunHooks {
     );
   }
 
-  /**
-   * A link was found where the run writes, and moved aside: warned about
-   * once, and logged with the reason.
-   */
+  /** A link found where the run writes was moved aside: warn once, log why. */
   linkRefused(refusal: LinkRefusal): Promise<void> {
     return this.#ctx.linkRefused(refusal);
   }
@@ -135,6 +132,14 @@ export class ControlPlane implements RunHooks {
       snap.view = { ...info.view, ...this.opened.view };
       snap.last_seq = this.opened.last_seq;
       snap.event_count = this.opened.last_seq;
+      if (continued && this.#events.finished !== null) {
+        // Killed after its end was in the stream: publish that end, go no further.
+        this.opened.finished = this.#events.finished;
+        snap.status = this.#events.finished;
+        await this.#writer.write();
+        this.#closed = true;
+        return this.opened;
+      }
       await this.#events.open();
       await this.#writer.write();
     } catch (error) {
@@ -186,10 +191,7 @@ export class ControlPlane implements RunHooks {
     await this.#writer.write();
   }
 
-  /**
-   * Records an event: appended to `events.jsonl` (in the file when this
-   * resolves) and folded into the snapshot.
-   */
+  /** Records an event: appended to `events.jsonl` and folded into the snapshot. */
   observe(event: RunEvent): Promise<void> {
     if (this.#disabled) return Promise.resolve();
     this.#events.append(event);

@@ -11,7 +11,7 @@ import { defaultStateRoot } from "../workspace/run_location.ts";
 import { loadPacket, type Packet } from "../packet/load_packet.ts";
 import type { RunStatus } from "../shared/events.ts";
 import { removeStaleTemps } from "../shared/files.ts";
-import { EnvironmentError } from "../shared/errors.ts";
+import { EnvironmentError, StateError } from "../shared/errors.ts";
 import { openStateRoot } from "../shared/state_root.ts";
 import { checkRunId, newId } from "../shared/new_id.ts";
 import { DEFAULT_VIEW } from "../shared/view.ts";
@@ -83,6 +83,7 @@ class PacketRun {
     let status: RunStatus = "failed";
     let reason: string | null = null;
     let failure: unknown = null;
+    let finishedBefore: StateError | null = null;
     try {
       const first = this.#plan[0];
       const info = {
@@ -107,6 +108,13 @@ class PacketRun {
       } else {
         opened = await ctx.hooks.open?.(info);
       }
+      if (opened?.finished !== undefined) {
+        finishedBefore = new StateError(
+          `Cannot resume run ${ctx.runId}: it finished (${opened.finished})`,
+          { hint: "Start a new run without --resume" },
+        );
+        throw finishedBefore;
+      }
       ctx.seq = opened?.last_seq ?? 0;
       if (opened && Object.keys(opened.view).length > 0) {
         // View changes an earlier process of this run applied still hold.
@@ -123,6 +131,12 @@ class PacketRun {
       await this.#abandon(failure);
       await lock?.release();
       throw failure;
+    }
+    if (finishedBefore !== null) {
+      // Nothing is added to a stream that already ends with run_finished.
+      await ctx.hooks.abandon?.().catch(() => {});
+      await lock?.release();
+      throw finishedBefore;
     }
     try {
       await ctx.emit(

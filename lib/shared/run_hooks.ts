@@ -43,6 +43,12 @@ export interface RunOpened {
   view: Partial<ViewSettings>;
   /** Steers already delivered in this run id, per prompt. */
   delivered_steers: Record<string, number>;
+  /**
+   * Set when this run id's stream already ends with `run_finished` (an
+   * earlier process was killed after publishing its end, before its last
+   * snapshot): the run is over, with this status, and must not go on.
+   */
+  finished?: RunStatus;
 }
 
 /** What the runner tells its hooks when an attempt starts. */
