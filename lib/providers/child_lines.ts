@@ -162,6 +162,7 @@ export class ChildLines {
   readonly #stdin: WritableStreamDefaultWriter<Uint8Array> | null;
   #exited = false;
   #closed = false;
+  #stdoutEnded = false;
 
   /** Use {@linkcode spawnChildLines}. */
   constructor(
@@ -189,8 +190,9 @@ export class ChildLines {
   }
 
   /** The child's stdout, line by line, until it closes. */
-  lines(): AsyncGenerator<ChildLine> {
-    return readLines(this.#child.stdout, this.#maxLineBytes);
+  async *lines(): AsyncGenerator<ChildLine> {
+    yield* readLines(this.#child.stdout, this.#maxLineBytes);
+    this.#stdoutEnded = true;
   }
 
   /** The child's stdout lines, each parsed as JSON or kept as text. */
@@ -232,7 +234,9 @@ export class ChildLines {
 
   /**
    * Ends the child: stdin closed, then SIGTERM to its group, then SIGKILL
-   * after `graceMs`, then stdout dropped. Idempotent.
+   * after `graceMs`, then stdout dropped. A child whose output was read to
+   * its end is first given `graceMs` to exit on its own (its exit code is
+   * then its own, not the signal's). Idempotent.
    *
    * @returns How it ended.
    */
@@ -240,6 +244,10 @@ export class ChildLines {
     if (!this.#closed) {
       this.#closed = true;
       await this.closeInput();
+      if (!this.#exited && this.#stdoutEnded) {
+        // Its output ended: it is exiting on its own; let it, within the grace.
+        await this.#exitWithin(graceMs);
+      }
       if (!this.#exited) {
         this.signal("SIGTERM");
         let timer: ReturnType<typeof setTimeout> | undefined;
@@ -256,6 +264,15 @@ export class ChildLines {
       await this.#child.stdout.cancel().catch(() => {});
     }
     return await this.exit;
+  }
+
+  async #exitWithin(ms: number): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      this.exit,
+      new Promise<void>((resolve) => timer = setTimeout(resolve, ms)),
+    ]);
+    clearTimeout(timer);
   }
 
   async #keepStderr(keep: number): Promise<void> {

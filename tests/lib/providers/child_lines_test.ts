@@ -180,3 +180,16 @@ Deno.test("spawnChildLines() throws NotFound for a missing executable", () => {
     Deno.errors.NotFound,
   );
 });
+
+Deno.test("spawnChildLines() close() after the output ended lets the child exit on its own, with its own exit code", async () => {
+  // The child closes its stdout, then takes a moment to exit: a close()
+  // right after the last line must not signal it.
+  const child = spawnChildLines("sh", {
+    args: ["-c", "echo last; exec >&-; sleep 0.3; exit 3"],
+  });
+  const lines = await collect(child.lines());
+  const exit = await child.close();
+  assert.deepEqual(lines.map((l) => l.text), ["last"]);
+  assert.equal(exit.code, 3);
+  assert.equal(exit.signal, null);
+});
