@@ -11,12 +11,11 @@
  * @module
  */
 
+import { controlEvents } from "./_event_stream.ts";
 import { join } from "node:path";
 import { acquireRunLock } from "../../lib/shared/run_lock.ts";
 import {
   type BenchRow,
-  CLI_PERMISSIONS,
-  MAIN,
   median,
   percentile,
   progress,
@@ -163,19 +162,7 @@ async function main(): Promise<void> {
     );
     const ours = await measureFollower(
       "control events --from current --json",
-      [
-        Deno.execPath(),
-        "run",
-        "--quiet",
-        ...CLI_PERMISSIONS,
-        MAIN,
-        "control",
-        "events",
-        root,
-        "--from",
-        "current",
-        "--json",
-      ],
+      controlEvents(root, "--from", "current", "--json"),
       file,
       next,
     );
