@@ -1,0 +1,10 @@
+/**
+ * The amp adapter (being written).
+ *
+ * @module
+ */
+
+import type { CliProfile } from "./cli_profile.ts";
+
+/** The amp CLI's profile. */
+export const ampProfile: CliProfile | null = null;
