@@ -85,6 +85,10 @@ const MESSAGE_CLASSES: [RegExp, string][] = [
 const NOISE =
   /^\s*(at\s|\[STARTUP\]|Warning: 256-color|Ripgrep is not available|YOLO mode is enabled|Loaded cached credentials|\}|\{)|^\s*$/;
 
+/** Stderr lines that say what went wrong. */
+const TELLING =
+  /error|fail|invalid|please|denied|unauthori|not found|not running|exhausted|overloaded|terminated|closed/i;
+
 // deno-lint-ignore no-control-regex -- the CLI colours some of its errors
 const ANSI = /\x1b\[[0-9;?]*[A-Za-z]/g;
 
@@ -103,11 +107,16 @@ function clip(text: string): string {
 }
 
 /** Stderr's lines that carry a message, ANSI colours removed. */
-function stderrMessage(stderr: string[]): string {
-  const lines = stderr
-    .map((line) => line.replace(ANSI, "").trimEnd())
+function stderrLines(stderr: string[]): string[] {
+  return stderr
+    .map((line) => line.replace(ANSI, "").trim())
     .filter((line) => !NOISE.test(line));
-  return clip(lines.slice(-6).join(" | "));
+}
+
+/** What stderr says, in a few lines: the ones naming an error, else the last. */
+function stderrMessage(lines: string[]): string {
+  const telling = lines.filter((line) => TELLING.test(line));
+  return clip((telling.length > 0 ? telling : lines).slice(-4).join(" | "));
 }
 
 function record(json: unknown): Record<string, unknown> | null {
@@ -148,7 +157,8 @@ export function exitFailure(
   lastError: string | null,
 ): CliFailure | null {
   if (info.interrupted || info.sawTerminal) return null;
-  const said = stderrMessage(info.stderr);
+  const lines = stderrLines(info.stderr);
+  const said = stderrMessage(lines);
   const message = [lastError, said].filter(Boolean).join(" | ") ||
     `the Gemini CLI exited with code ${info.code}`;
   const byCode = info.code === null ? undefined : EXIT_CLASSES[info.code];
@@ -157,7 +167,7 @@ export function exitFailure(
   }
   // An API error without a result line: the exit code is the HTTP status
   // mod 256 (401 → 145), and stderr quotes the API's error.
-  const bySaid = said ? classifyGeminiMessage(said) : null;
+  const bySaid = classifyGeminiMessage(lines.join("\n"));
   if (bySaid !== null && info.code !== 0) {
     return { kind: bySaid, message: clip(`exit ${info.code}: ${message}`) };
   }
