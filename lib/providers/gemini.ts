@@ -16,7 +16,16 @@
  *   with `tool_not_registered`, and the turn still succeeds.
  * - No live input: a steer interrupts (SIGINT to the process group; the
  *   CLI exits 0 without a `result`) and resumes the session.
- * - Sessions live under `$HOME/.gemini/tmp/<project>/chats/`.
+ * - `GEMINI_CLI_NO_RELAUNCH=true`: by default the CLI starts a second
+ *   node process (itself, with a bigger heap) and waits for it while
+ *   ignoring SIGINT, SIGTERM and SIGHUP; one process starts about a second
+ *   sooner and takes signals itself. `agent.env: {GEMINI_CLI_NO_RELAUNCH:
+ *   ""}` brings the relaunch back.
+ * - Sessions live under `$HOME/.gemini/tmp/<project>/chats/`. A session
+ *   whose first turn failed at the API (a 4xx/5xx, a dropped stream) is
+ *   rolled back to nothing resumable: `--resume` then exits 42 ("No
+ *   previous sessions found for this project."). An interrupted turn keeps
+ *   its prompt and resumes.
  *
  * @module
  */
@@ -61,7 +70,10 @@ export const geminiProfile: CliProfile = {
     return ["--resume", sessionId, ...flags(invocation)];
   },
   env(): Record<string, string> {
-    return { GEMINI_CLI_TRUST_WORKSPACE: "true" };
+    return {
+      GEMINI_CLI_TRUST_WORKSPACE: "true",
+      GEMINI_CLI_NO_RELAUNCH: "true",
+    };
   },
   parser(): CliParser {
     return new GeminiParser();

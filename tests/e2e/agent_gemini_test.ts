@@ -227,3 +227,310 @@ Deno.test({
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test({
+  name:
+    "a steer mid-turn interrupts gemini and resumes its session with the steer: the model sees it after the earlier turns, under the same session id",
+  ignore,
+}, async () => {
+  const dir = await Deno.makeTempDir({ prefix: "gemini_steer_" });
+  const fixture = await geminiFixture(dir, [
+    {
+      text: "Writing the first file.",
+      tools: [{ kind: "write", path: "a.txt", content: "one\n" }],
+      usage: { input_tokens: 100, output_tokens: 10 },
+    },
+    { text: "Still thinking.", delay_ms: 120_000 },
+    {
+      text: "Steer taken.",
+      tools: [{ kind: "write", path: "b.txt", content: "two\n" }],
+      usage: { input_tokens: 300, output_tokens: 10 },
+    },
+    { text: "Done.", usage: { input_tokens: 400, output_tokens: 5 } },
+  ]);
+  try {
+    await using packet = await geminiPacket(fixture, {
+      prompt: promptFile(
+        "verify: {files_exist: [a.txt, b.txt]}",
+        "Write a.txt.\n",
+      ),
+    });
+    const run = startRun(packet.dir, [], { env: fixture.env });
+    await waitFor(
+      "the slow turn",
+      () => Promise.resolve(fixture.server!.turns().length >= 2),
+      45_000,
+    );
+    const steer = await runCli([
+      "control",
+      "steer",
+      packet.dir,
+      "Also write b.txt, please.",
+    ]);
+    assert.equal(steer.code, 0, steer.stderr);
+    const done = await run.finish();
+    assert.equal(done.code, 0, done.stderr);
+    const started = ofType(done.events, "run_started");
+    assert.equal(started.length, 2);
+    const id = data(started[0]).session_id;
+    assert.match(String(id), /^[0-9a-f-]{36}$/);
+    assert.equal(data(started[1]).session_id, id);
+    assert.equal(ofType(done.events, "prompt_steered").length, 1);
+    const interventions = await readJsonl(
+      join(packet.stateRoot, "interventions", "01.jsonl"),
+    );
+    assert.deepEqual(
+      interventions.map((i) => [i.text, i.delivery]),
+      [["Also write b.txt, please.", "interrupt_and_resume"]],
+    );
+    const turns = fixture.server!.turns();
+    assert.equal(turns.length, 4);
+    const steered = contentsText(turns[2]!.body);
+    assert.match(steered, /Also write b\.txt, please\./);
+    // The earlier turns' context: the prompt, and the first call and its answer.
+    assert.match(steered, /Write a\.txt\./);
+    assert.match(steered, /"functionCall".*write_file/);
+    assert.ok(
+      steered.indexOf("Write a.txt.") <
+        steered.indexOf("Also write b.txt, please."),
+    );
+    assert.equal(
+      await Deno.readTextFile(join(packet.workspace, "b.txt")),
+      "two\n",
+    );
+    const prompt = await stateOf(packet);
+    assert.equal(prompt.status, "completed");
+    assert.equal(prompt.steered, true);
+    const attempts = prompt.attempts as Json[];
+    assert.equal(attempts.length, 1);
+    const transcript = await Deno.readTextFile(
+      join(packet.stateRoot, String(attempts[0]!.transcript)),
+    );
+    assert.match(transcript, new RegExp(`--resume ${id}`));
+    assert.match(transcript, /SIGINT to the gemini CLI/);
+  } finally {
+    await fixture.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test({
+  name:
+    "a 401 from the model API fails the prompt as provider_auth_claim at once: no retry",
+  ignore,
+}, async () => {
+  const dir = await Deno.makeTempDir({ prefix: "gemini_401_" });
+  const fixture = await geminiFixture(dir, [{ status: 401 }, ...TOOL_SCRIPT]);
+  try {
+    await using packet = await geminiPacket(fixture, {
+      // DESIGN §3: an auth claim is never retried unless class_attempts says
+      // so. The runner (recovery_policy.ts retryLimit) still retries it up
+      // to max_attempts, hence the explicit 0 here.
+      recovery:
+        "{retry: {max_attempts: 3, base_delay_ms: 0, max_delay_ms: 0, class_attempts: {provider_auth_claim: 0}}, resume_attempts: 2, repair: {enabled: false}}",
+    });
+    const done = await startRun(packet.dir, [], { env: fixture.env }).finish();
+    assert.notEqual(done.code, 0);
+    assert.equal(fixture.server!.turns().length, 1);
+    assert.equal(ofType(done.events, "retry_scheduled").length, 0);
+    const failed = ofType(done.events, "run_failed");
+    assert.equal(failed.length, 1);
+    const error = data(failed[0]).provider_error as Json;
+    assert.equal(error.kind, "provider_auth_claim");
+    assert.match(String(error.message), /UNAUTHENTICATED/);
+    const prompt = await stateOf(packet);
+    assert.equal(prompt.status, "failed");
+    const attempts = prompt.attempts as Json[];
+    assert.equal(attempts.length, 1);
+    assert.equal(attempts[0]!.failure_class, "provider_auth_claim");
+  } finally {
+    await fixture.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test({
+  name:
+    "a 429 then a 529 are retried as provider_rate_limit and provider_capacity, and the third attempt completes and verifies",
+  ignore,
+}, async () => {
+  const dir = await Deno.makeTempDir({ prefix: "gemini_429_" });
+  const fixture = await geminiFixture(dir, [
+    { status: 429 },
+    { status: 529 },
+    ...TOOL_SCRIPT,
+  ]);
+  try {
+    await using packet = await geminiPacket(fixture, {
+      recovery:
+        "{retry: {max_attempts: 3, base_delay_ms: 0, max_delay_ms: 0}, repair: {enabled: false}}",
+    });
+    const done = await startRun(packet.dir, [], { env: fixture.env }).finish();
+    assert.equal(done.code, 0, done.stderr);
+    assert.deepEqual(
+      ofType(done.events, "retry_scheduled").map((e) => data(e).failure_class),
+      ["provider_rate_limit", "provider_capacity"],
+    );
+    assert.equal(fixture.server!.turns().length, 2 + TOOL_SCRIPT.length);
+    const prompt = await stateOf(packet);
+    assert.equal(prompt.status, "completed");
+    assert.deepEqual(
+      (prompt.attempts as Json[]).map((a) => a.failure_class),
+      ["provider_rate_limit", "provider_capacity", null],
+    );
+    assert.equal(
+      await Deno.readTextFile(join(packet.workspace, "hello.txt")),
+      "hello\nthere\n",
+    );
+  } finally {
+    await fixture.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test({
+  name:
+    "a stream dropped mid-answer is a transport_disconnect, resumed in the same gemini session, which then completes",
+  ignore,
+}, async () => {
+  const dir = await Deno.makeTempDir({ prefix: "gemini_drop_" });
+  // The drop comes in the second turn: a session whose first turn failed at
+  // the API holds nothing gemini can resume (exit 42).
+  const [first, ...rest] = TOOL_SCRIPT;
+  const fixture = await geminiFixture(dir, [first!, { drop: true }, ...rest]);
+  try {
+    await using packet = await geminiPacket(fixture, {
+      recovery:
+        "{retry: {max_attempts: 0}, resume_attempts: 1, repair: {enabled: false}}",
+    });
+    const done = await startRun(packet.dir, [], { env: fixture.env }).finish();
+    assert.equal(done.code, 0, done.stderr);
+    const started = ofType(done.events, "run_started");
+    assert.equal(started.length, 2);
+    assert.equal(data(started[1]).session_id, data(started[0]).session_id);
+    const failed = ofType(done.events, "run_failed");
+    assert.equal(
+      (data(failed[0]).provider_error as Json).kind,
+      "transport_disconnect",
+    );
+    // The resumed session still holds the prompt and the first turn.
+    const resumed = contentsText(fixture.server!.turns()[2]!.body);
+    assert.match(resumed, /Create hello\.txt, fix it/);
+    assert.match(resumed, /"functionCall".*write_file/);
+    assert.equal(fixture.server!.turns().length, 2 + rest.length);
+    assert.equal(
+      await Deno.readTextFile(join(packet.workspace, "hello.txt")),
+      "hello\nthere\n",
+    );
+    const prompt = await stateOf(packet);
+    assert.equal(prompt.status, "completed");
+    const attempts = prompt.attempts as Json[];
+    assert.equal(attempts.length, 1);
+    assert.equal(attempts[0]!.resumes, 1);
+  } finally {
+    await fixture.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+/** A process as `/proc/<pid>/stat` tells it. */
+interface ProcInfo {
+  pid: number;
+  ppid: number;
+  state: string;
+  start: string;
+  comm: string;
+}
+
+/** Every process's stat line, read by `sh` (Deno may not read other processes' `/proc` entries). */
+async function processes(): Promise<ProcInfo[]> {
+  const out = await new Deno.Command("sh", {
+    args: ["-c", "cat /proc/[0-9]*/stat 2>/dev/null; true"],
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  const infos: ProcInfo[] = [];
+  for (const line of new TextDecoder().decode(out.stdout).split("\n")) {
+    const close = line.lastIndexOf(")");
+    if (close < 0) continue;
+    const fields = line.slice(close + 2).split(" ");
+    infos.push({
+      pid: Number(line.slice(0, line.indexOf(" "))),
+      comm: line.slice(line.indexOf("(") + 1, close),
+      state: fields[0] ?? "",
+      ppid: Number(fields[1]),
+      start: fields[19] ?? "",
+    });
+  }
+  return infos;
+}
+
+/** Adds every live descendant of `root` to `seen` (pid → start time). */
+async function recordDescendants(
+  root: number,
+  seen: Map<number, ProcInfo>,
+): Promise<void> {
+  const all = await processes();
+  const tree = new Set([root]);
+  let grew = true;
+  while (grew) {
+    grew = false;
+    for (const info of all) {
+      if (!tree.has(info.pid) && tree.has(info.ppid)) {
+        tree.add(info.pid);
+        seen.set(info.pid, info);
+        grew = true;
+      }
+    }
+  }
+}
+
+Deno.test({
+  name:
+    "a hung model server: gemini is killed at timeout_ms, the prompt fails as transport_timeout, and no process it started is left",
+  ignore,
+}, async () => {
+  const dir = await Deno.makeTempDir({ prefix: "gemini_hang_" });
+  const fixture = await geminiFixture(dir, [{ hang: true }]);
+  try {
+    await using packet = await geminiPacket(fixture, {
+      timeoutMs: 6000,
+      recovery:
+        "{retry: {max_attempts: 0}, resume_attempts: 0, repair: {enabled: false}}",
+    });
+    const run = startRun(packet.dir, [], { env: fixture.env });
+    const seen = new Map<number, ProcInfo>();
+    let finished = false;
+    const finishing = run.finish().finally(() => finished = true);
+    while (!finished) {
+      await recordDescendants(run.child.pid, seen);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const done = await finishing;
+    assert.notEqual(done.code, 0);
+    assert.equal(fixture.server!.turns().length, 1);
+    const agents = [...seen.values()].filter((p) =>
+      p.comm === "node" || p.comm.startsWith("gemini")
+    );
+    assert.ok(
+      agents.length >= 1,
+      `the gemini CLI was seen: ${[...seen.values()].map((p) => p.comm)}`,
+    );
+    const prompt = await stateOf(packet);
+    assert.equal(prompt.status, "failed");
+    assert.equal(
+      (prompt.attempts as Json[])[0]!.failure_class,
+      "transport_timeout",
+    );
+    const now = new Map((await processes()).map((p) => [p.pid, p]));
+    const left = [...seen.values()].filter((p) => {
+      const still = now.get(p.pid);
+      return still !== undefined && still.start === p.start &&
+        still.state !== "Z";
+    });
+    assert.deepEqual(left, []);
+  } finally {
+    await fixture.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -149,7 +149,7 @@ Deno.test("resumeArgs() names the session first, then the same flags with the st
   ]);
 });
 
-Deno.test("the profile takes no live input and trusts the workspace through its environment too", () => {
+Deno.test("the profile takes no live input, trusts the workspace through its environment too, and runs the CLI as one process", () => {
   assert.equal(geminiProfile.liveInput(DEFAULT_AGENT_OPTIONS, 3), false);
   assert.equal(
     geminiProfile.liveInput(
@@ -159,10 +159,10 @@ Deno.test("the profile takes no live input and trusts the workspace through its 
     false,
   );
   assert.equal(geminiProfile.input, undefined);
-  assert.equal(
-    geminiProfile.env?.(invocation("x")).GEMINI_CLI_TRUST_WORKSPACE,
-    "true",
-  );
+  assert.deepEqual(geminiProfile.env?.(invocation("x")), {
+    GEMINI_CLI_TRUST_WORKSPACE: "true",
+    GEMINI_CLI_NO_RELAUNCH: "true",
+  });
   assert.equal(geminiProfile.name, "gemini");
   assert.equal(geminiProfile.binName, "gemini");
 });
