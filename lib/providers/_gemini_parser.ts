@@ -93,7 +93,7 @@ const TELLING =
 const ANSI = /\x1b\[[0-9;?]*[A-Za-z]/g;
 
 /** The failure class an API error text means, or `null`. */
-export function classifyGeminiMessage(text: string): string | null {
+function classifyGeminiMessage(text: string): string | null {
   for (const [pattern, kind] of MESSAGE_CLASSES) {
     if (pattern.test(text)) return kind;
   }
@@ -136,7 +136,7 @@ function count(value: unknown): number {
 }
 
 /** A `result{status:"error"}`'s failure. */
-export function resultFailure(error: unknown): CliFailure {
+function resultFailure(error: unknown): CliFailure {
   const fields = record(error) ?? {};
   const type = str(fields.type) ?? "";
   const message = clip(
@@ -152,7 +152,7 @@ export function resultFailure(error: unknown): CliFailure {
 }
 
 /** The failure an exit without a `result` line means, or `null`. */
-export function exitFailure(
+function exitFailure(
   info: CliExit,
   lastError: string | null,
 ): CliFailure | null {
@@ -174,7 +174,27 @@ export function exitFailure(
   return null;
 }
 
-/** A parser for one Gemini CLI process. */
+/**
+ * A parser for one Gemini CLI process.
+ *
+ * @example Usage
+ * ```ts
+ * import { GeminiParser } from "./_gemini_parser.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const parser = new GeminiParser();
+ * const init = { type: "init", session_id: "s-1", model: "gemini-2.5-pro" };
+ * assert.equal(parser.line(JSON.stringify(init), init).session_id, "s-1");
+ * const result = {
+ *   type: "result",
+ *   status: "error",
+ *   error: { type: "unknown", message: "[API Error: 429 RESOURCE_EXHAUSTED]" },
+ * };
+ * const { events, terminal } = parser.line(JSON.stringify(result), result);
+ * assert.equal(terminal, true);
+ * assert.equal(events.at(-1)?.type, "run_failed");
+ * ```
+ */
 export class GeminiParser implements CliParser {
   #text = "";
   #failed = false;

@@ -55,7 +55,30 @@ function flags(invocation: CliInvocation): string[] {
   return args;
 }
 
-/** The Gemini CLI's profile. */
+/**
+ * The Gemini CLI's profile.
+ *
+ * @example Usage
+ * ```ts
+ * import { geminiProfile } from "./gemini.ts";
+ * import { DEFAULT_AGENT_OPTIONS } from "../packet/agent_options.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const args = geminiProfile.resumeArgs({
+ *   text: "-x: mind the tests",
+ *   cwd: "/repo",
+ *   model: null,
+ *   options: { ...DEFAULT_AGENT_OPTIONS, approval_mode: "yolo" },
+ *   liveInput: false,
+ * }, "d6ce5acb");
+ * assert.deepEqual(args.slice(0, 3), [
+ *   "--resume",
+ *   "d6ce5acb",
+ *   "--prompt=-x: mind the tests",
+ * ]);
+ * assert.ok(args.includes("--skip-trust"));
+ * ```
+ */
 export const geminiProfile: CliProfile = {
   name: "gemini",
   binName: "gemini",
