@@ -332,6 +332,14 @@ Deno.test("exit 41 (no auth) is provider_auth_claim with the CLI's words", () =>
   assert.match(failure?.message ?? "", /Please set an Auth method/);
 });
 
+Deno.test("exit 41 from a base URL without a chosen auth type (the gateway auth type, refused headless) is provider_auth_claim", () => {
+  const failure = geminiProfile.parser().exit(
+    exit({ code: 41, stderr: stderrOf("gateway_auth") }),
+  );
+  assert.equal(failure?.kind, "provider_auth_claim");
+  assert.match(failure?.message ?? "", /Invalid auth method selected/);
+});
+
 Deno.test("exit 42 (a session --resume cannot find) is provider_config_claim", () => {
   const failure = geminiProfile.parser().exit(
     exit({ code: 42, stderr: stderrOf("bad_resume") }),
