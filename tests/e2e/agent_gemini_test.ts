@@ -494,7 +494,7 @@ Deno.test({
   const fixture = await geminiFixture(dir, [{ hang: true }]);
   try {
     await using packet = await geminiPacket(fixture, {
-      timeoutMs: 6000,
+      timeoutMs: 8000,
       recovery:
         "{retry: {max_attempts: 0}, resume_attempts: 0, repair: {enabled: false}}",
     });
