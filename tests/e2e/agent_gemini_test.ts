@@ -116,6 +116,93 @@ function contentsText(body: unknown): string {
   return JSON.stringify(contents);
 }
 
+/** The JSON chunks of an SSE body. */
+function sseChunks(text: string): Json[] {
+  return text.split(/\r?\n\r?\n/).filter((c) => c.startsWith("data: ")).map((
+    c,
+  ) => JSON.parse(c.slice("data: ".length)));
+}
+
+Deno.test("the Gemini dialect streams a scripted turn as SSE chunks (thought, text, calls, usage last) and answers side calls and errors in the API's shape", async () => {
+  const server = await startGeminiServer([
+    {
+      thinking: "Plan.",
+      text: "Two words.",
+      tools: [{ kind: "shell", command: "ls" }],
+      usage: { input_tokens: 7, output_tokens: 3 },
+    },
+    { status: 429 },
+  ]);
+  try {
+    const post = (path: string, body: unknown): Promise<Response> =>
+      fetch(`${server.url}${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+    // The routing classifier of the `auto` model: a JSON side call.
+    const side = await post(
+      "/v1beta/models/gemini-3.5-flash-lite:generateContent",
+      {
+        contents: [],
+        generationConfig: {
+          responseMimeType: "application/json",
+          responseJsonSchema: {
+            type: "OBJECT",
+            properties: {
+              complexity_reasoning: { type: "STRING" },
+              complexity_score: { type: "INTEGER" },
+            },
+          },
+        },
+      },
+    );
+    const sideBody = await side.json();
+    const answer = JSON.parse(sideBody.candidates[0].content.parts[0].text);
+    assert.equal(typeof answer.complexity_reasoning, "string");
+    assert.equal(typeof answer.complexity_score, "number");
+    const tokens = await post("/v1beta/models/m:countTokens", { contents: [] });
+    assert.equal(typeof (await tokens.json()).totalTokens, "number");
+    assert.equal(server.turns().length, 0);
+    const turn = await post("/v1beta/models/m:streamGenerateContent?alt=sse", {
+      contents: [{ role: "user", parts: [{ text: "hi" }] }],
+    });
+    assert.match(turn.headers.get("content-type") ?? "", /text\/event-stream/);
+    const chunks = sseChunks(await turn.text());
+    const parts = chunks.flatMap((c) =>
+      (c.candidates as { content: { parts: Json[] } }[])[0]!.content.parts
+    );
+    assert.deepEqual(parts[0], { thought: true, text: "Plan." });
+    assert.equal(
+      parts.filter((p) => typeof p.text === "string" && !p.thought).map((p) =>
+        p.text
+      ).join(""),
+      "Two words.",
+    );
+    assert.deepEqual(parts.at(-1), {
+      functionCall: {
+        name: "run_shell_command",
+        args: { command: "ls", description: "Scripted command." },
+      },
+    });
+    assert.deepEqual(chunks.at(-1)!.usageMetadata, {
+      promptTokenCount: 7,
+      candidatesTokenCount: 3,
+      totalTokenCount: 10,
+    });
+    assert.ok(chunks.slice(0, -1).every((c) => c.usageMetadata === undefined));
+    const limited = await post(
+      "/v1beta/models/m:streamGenerateContent?alt=sse",
+      {},
+    );
+    assert.equal(limited.status, 429);
+    assert.equal((await limited.json()).error.status, "RESOURCE_EXHAUSTED");
+    assert.equal(server.turns().length, 2);
+  } finally {
+    await server.close();
+  }
+});
+
 Deno.test({
   name:
     "the real gemini CLI holds a scripted conversation with the Gemini dialect: its tools really write, edit and run, and each turn carries the last",
