@@ -77,7 +77,7 @@ for (const provider of SUITE_PROVIDERS) {
     name:
       `[${provider.name}] a prompt runs its tools, verifies, and the control plane reports it like every provider's`,
     ignore,
-    async fn() {
+    async fn(): Promise<void> {
       await withTempDir(async (dir) => {
         const fixture = await provider.fixture(dir, [
           {
@@ -154,7 +154,7 @@ for (const provider of SUITE_PROVIDERS) {
     name:
       `[${provider.name}] a steer sent mid-turn from another process reaches the same session and is recorded like every provider's`,
     ignore,
-    async fn() {
+    async fn(): Promise<void> {
       await withTempDir(async (dir) => {
         const fixture = await provider.fixture(dir, [
           {
