@@ -30,13 +30,18 @@ import type { AgentOptions, CliInvocation, CliProfile } from "./cli_profile.ts";
 /** The `agent.permission_mode` values Amp accepts. */
 export const AMP_PERMISSION_MODES: readonly string[] = ["default", "allow_all"];
 
+/** What status shows when the packet names no mode: Amp picks its own. */
+export const AMP_DEFAULT_MODE = "amp-default-mode";
+
 /** The flags every Amp invocation shares (after the prompt). */
 function commonArgs(invocation: CliInvocation): string[] {
   const args = ["--stream-json", "--stream-json-thinking"];
   if (invocation.options.permission_mode === "allow_all") {
     args.push("--dangerously-allow-all");
   }
-  if (invocation.model !== null) args.push("-m", invocation.model);
+  // The runner fills in `defaultModel` when the packet names none: no -m then.
+  const mode = invocation.model;
+  if (mode !== null && mode !== AMP_DEFAULT_MODE) args.push("-m", mode);
   return args;
 }
 
@@ -44,7 +49,7 @@ function commonArgs(invocation: CliInvocation): string[] {
 export const ampProfile: CliProfile = {
   name: "amp",
   binName: "amp",
-  defaultModel: "amp-default-mode",
+  defaultModel: AMP_DEFAULT_MODE,
   liveInput(_options: AgentOptions, _maxSteers: number): boolean {
     return false;
   },

@@ -186,6 +186,15 @@ Deno.test("a steer mid-turn interrupts the fake amp and continues its thread wit
   const result = (state.prompts as Json)["01"] as Json;
   assert.equal(result.status, "completed");
   assert.equal(result.steer_count, 1);
+  const [attempt] = result.attempts as Json[];
+  const transcript = await Deno.readTextFile(
+    join(packet.stateRoot, attempt!.transcript as string),
+  );
+  assert.match(transcript, /SIGINT to the amp CLI/);
+  assert.ok(
+    !/Thinking for a long time/.test(JSON.stringify(done.events)),
+    "the interrupted turn never answered",
+  );
   await amp.close();
 });
 
@@ -206,7 +215,7 @@ Deno.test({
         `provider: amp
 agent: {bin: ${JSON.stringify(agentBin("amp"))}}
 timeout_ms: 600000
-recovery: {retry: {max_attempts: 1}, repair: {enabled: false}}`,
+recovery: {retry: {max_attempts: 0}, repair: {enabled: false}}`,
         "Say hi.\n",
       ),
     );

@@ -25,7 +25,7 @@ import {
 type Json = Record<string, unknown>;
 
 const NO_RETRY =
-  "recovery: {retry: {max_attempts: 1}, repair: {enabled: false}";
+  "recovery: {retry: {max_attempts: 0}, repair: {enabled: false}";
 
 /** A packet whose prompt 01 runs `kind` under the amp parser. */
 async function fakePacket(
@@ -111,7 +111,7 @@ Deno.test("a crash mid-line is a transport_disconnect carrying the exit code and
   await using packet = await fakePacket(
     "crash_midline",
     `verify: {files_exist: [resumed.txt]}
-recovery: {resume_attempts: 1, retry: {max_attempts: 1}, repair: {enabled: false}}`,
+recovery: {resume_attempts: 1, retry: {max_attempts: 0}, repair: {enabled: false}}`,
   );
   const done = await startRun(packet.dir).finish();
   assert.equal(done.code, 0, done.stderr);
@@ -130,7 +130,8 @@ recovery: {resume_attempts: 1, retry: {max_attempts: 1}, repair: {enabled: false
   ]);
   const failed = done.events.find((e) => e.type === "run_failed");
   const message = String((failed?.data as Json).error_message);
-  assert.match(message, /\b1\b/);
+  assert.match(message, /code 1\b/);
+  assert.match(message, /stream reset by peer/);
   assert.match(message, /giving up after the crash/);
   const result = await promptState(packet.stateRoot);
   assert.equal(result.status, "completed");
@@ -139,7 +140,7 @@ recovery: {resume_attempts: 1, retry: {max_attempts: 1}, repair: {enabled: false
 Deno.test("a CLI that always crashes mid-line is resumed resume_attempts times, then fails as transport_disconnect", async () => {
   await using packet = await fakePacket(
     "crash_midline",
-    `recovery: {resume_attempts: 2, retry: {max_attempts: 1}, repair: {enabled: false}}`,
+    `recovery: {resume_attempts: 2, retry: {max_attempts: 0}, repair: {enabled: false}}`,
     { FAKE_CRASH_ALWAYS: "1" },
   );
   const done = await startRun(packet.dir).finish();
@@ -169,4 +170,7 @@ Deno.test("a stream that never ends and ignores SIGINT is killed at timeout_ms a
   assert.ok(seen.has(sleeper!), "its child sleep was seen under the runner");
   assert.deepEqual(watch.alive(), []);
   assert.deepEqual(livingPids([fake!.pid, sleeper!]), []);
+  // It ignored SIGINT: only the SIGKILL after the grace period ended it.
+  const transcript = await transcripts(packet.stateRoot, result);
+  assert.match(transcript, /SIGINT[^]*SIGKILL/);
 });

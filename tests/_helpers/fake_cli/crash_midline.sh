@@ -4,7 +4,14 @@
 # (`threads continue ID …`) it ends the same session well, writing
 # resumed.txt, unless FAKE_CRASH_ALWAYS=1.
 set -u
-printf '%s\t%s\n' "$$" "$*" >>"$FAKE_CLI_DIR/argv.log"
+if [ "${1:-}" = --version ]; then echo "0.0.0-fake"; exit 0; fi
+# One line per invocation: the pid, then each argument (newlines as \n)
+# after a tab.
+{
+  printf '%s' "$$"
+  for arg in "$@"; do printf '\t%s' "${arg//$'\n'/\\n}"; done
+  echo
+} >>"$FAKE_CLI_DIR/argv.log"
 id=T-00000000-0000-4000-8000-000000000002
 echo '{"type":"system","subtype":"init","session_id":"'$id'","cwd":"'"$PWD"'"}'
 if [ "${1:-}" = threads ] && [ "${FAKE_CRASH_ALWAYS:-0}" != 1 ]; then

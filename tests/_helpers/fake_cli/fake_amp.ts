@@ -62,6 +62,11 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+if (Deno.args.length === 1 && Deno.args[0] === "--version") {
+  Deno.stdout.writeSync(encoder.encode("0.0.0-fake (fake amp)\n"));
+  Deno.exit(0);
+}
+
 Deno.writeTextFileSync(
   `${dir}/argv.jsonl`,
   JSON.stringify({ argv: Deno.args, cwd: Deno.cwd(), pid: Deno.pid }) + "\n",

@@ -4,7 +4,14 @@
 # wrong type, bytes that are not UTF-8 and a 2 MiB line, around a valid
 # session that writes garbage_ok.txt and ends with a successful result.
 set -u
-printf '%s\t%s\n' "$$" "$*" >>"$FAKE_CLI_DIR/argv.log"
+if [ "${1:-}" = --version ]; then echo "0.0.0-fake"; exit 0; fi
+# One line per invocation: the pid, then each argument (newlines as \n)
+# after a tab.
+{
+  printf '%s' "$$"
+  for arg in "$@"; do printf '\t%s' "${arg//$'\n'/\\n}"; done
+  echo
+} >>"$FAKE_CLI_DIR/argv.log"
 id=T-00000000-0000-4000-8000-000000000001
 echo '{"type":"system","subtype":"init","session_id":"'$id'","cwd":"'"$PWD"'"}'
 echo 'this line is not JSON at all'

@@ -18,7 +18,7 @@ const HERE = import.meta.dirname!;
 export interface FakeInvocation {
   /** The process id. */
   pid: number;
-  /** Its arguments (for the bash fakes, the arguments joined by spaces). */
+  /** Its arguments (the bash fakes write a newline in one as `\n`). */
   argv: string[];
   /** Its working directory (the fake amp only; else `""`). */
   cwd: string;
@@ -141,8 +141,8 @@ export async function makeFakeCli(
     dir: home,
     async invocations(): Promise<FakeInvocation[]> {
       return (await readLines(join(home, "argv.log"))).map((line) => {
-        const [pid, args] = line.split("\t");
-        return { pid: Number(pid), argv: args ? args.split(" ") : [], cwd: "" };
+        const [pid, ...argv] = line.split("\t");
+        return { pid: Number(pid), argv, cwd: "" };
       });
     },
   };

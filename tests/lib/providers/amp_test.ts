@@ -109,6 +109,13 @@ Deno.test("ampProfile maps allow_all to --dangerously-allow-all and the model to
   assert.ok(!plain.includes("--dangerously-allow-all"));
 });
 
+Deno.test("ampProfile passes no -m when the runner fills in its default model", () => {
+  const args = ampProfile.startArgs(
+    invocation("Go", { model: ampProfile.defaultModel }),
+  );
+  assert.ok(!args.includes("-m"), args.join(" "));
+});
+
 Deno.test("ampProfile resumes with threads continue, the thread id and the steer", () => {
   assert.deepEqual(
     ampProfile.resumeArgs(invocation("Use tabs instead"), THREAD),
