@@ -240,3 +240,48 @@ recovery: {retry: {max_attempts: 0}, repair: {enabled: false}}`,
     assert.deepEqual(watch.alive(), []);
   },
 });
+
+const FAILURES: [string, ScriptedReply, string, RegExp][] = [
+  [
+    "a 401 (stderr, exit 1)",
+    { status: 401 },
+    "provider_auth_claim",
+    /Invalid or missing API key/,
+  ],
+  [
+    "a 429 (an error result)",
+    { status: 429 },
+    "provider_rate_limit",
+    /429 rate limit exceeded/,
+  ],
+  [
+    "a dropped stream (half a line, exit 1)",
+    { drop: true },
+    "transport_disconnect",
+    /Cannot reach Amp servers/,
+  ],
+];
+
+for (const [what, reply, failureClass, message] of FAILURES) {
+  Deno.test(`the fake amp's ${what} fails the prompt as ${failureClass} with Amp's words`, async () => {
+    await using packet = await makePacket();
+    const amp = await makeAmpFixture(packet.root, [reply]);
+    await packet.writePrompt(
+      "01_fail.prompt.md",
+      ampPrompt(
+        amp.fake.bin,
+        "recovery: {resume_attempts: 0, retry: {max_attempts: 0}, repair: {enabled: false}}",
+        "Say hi.\n",
+      ),
+    );
+    const done = await startRun(packet.dir, [], { env: amp.env }).finish();
+    assert.notEqual(done.code, 0);
+    const state = await readState(packet.stateRoot);
+    const result = (state.prompts as Json)["01"] as Json;
+    assert.equal(result.status, "failed");
+    assert.equal(result.failure_class, failureClass);
+    assert.match(String(result.reason), message);
+    assert.equal((await amp.fake.invocations()).length, 1);
+    await amp.close();
+  });
+}
