@@ -18,7 +18,7 @@ import type {
 } from "./cli_profile.ts";
 
 /** The first stdout line of Amp's interactive login flow (no API key). */
-const LOGIN_FLOW = /No API key found|Starting login flow/;
+const LOGIN_FLOW = /^\s*No API key found\b/;
 
 /** Known stderr texts (Amp exits 1 after printing one), first match wins. */
 const STDERR_CLASSES: [RegExp, string][] = [
