@@ -100,6 +100,9 @@ for (let i = 0; i < args.length; i++) {
   else fail(`error: unknown option '${arg}'`);
 }
 if (!prompt) fail("The --stream-json flag requires --execute mode");
+if (!flags.has("--stream-json") && !flags.has("--stream-json-thinking")) {
+  fail("fake amp: only --stream-json output is faked");
+}
 
 if (!Deno.env.get("AMP_API_KEY")) {
   Deno.stdout.writeSync(encoder.encode(
