@@ -117,7 +117,7 @@ export async function driveSession(
   planned: PlannedPrompt,
   slot: AttemptSlot,
 ): Promise<SessionOutcome> {
-  const { prompt, provider, model } = planned;
+  const { prompt, provider } = planned;
   const { attempt } = slot;
   ctx.providerName = provider.name;
   ctx.output.cwd = prompt.cwd;
@@ -129,7 +129,7 @@ export async function driveSession(
     text: slot.text,
     cwd: prompt.cwd,
     repos: Object.fromEntries(ctx.packet.repos.map((r) => [r.name, r.path])),
-    model,
+    model: planned.requested_model,
     agent: prompt.agent,
     max_steers: prompt.recovery.max_steers,
     tmpdir: await attemptTmpdir(ctx, prompt.id, attempt),

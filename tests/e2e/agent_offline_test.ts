@@ -13,7 +13,7 @@ import {
 } from "../_helpers/agent_cli.ts";
 import { makeAgentPacket } from "../_helpers/agents/packet.ts";
 import { startRun } from "../_helpers/live_run.ts";
-import { survivors, watchTree } from "../_helpers/proc_watch.ts";
+import { watchDescendants } from "../_helpers/fake_cli/proc_tree.ts";
 import { withTempDir } from "../_helpers/temp_dir.ts";
 
 /** Each CLI's unattended options and its dummy credentials. */
@@ -87,9 +87,13 @@ for (const name of Object.keys(OFFLINE) as AgentName[]) {
           env: { HOME: home, ...offline.env },
           unsetEnv: BASE_URL_VARIABLES.filter((v) => !(v in offline.env)),
         });
-        const watch = watchTree(run.child.pid);
+        const watch = watchDescendants(run.child.pid);
         const { code, events, stderr } = await run.finish();
         const seen = await watch.stop();
+        // A killed group's members are reaped within moments.
+        for (let i = 0; i < 40 && watch.alive().length > 0; i++) {
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
         assert.notEqual(code, 0, stderr);
         const state = JSON.parse(
           await Deno.readTextFile(join(packet.stateRoot, "state.json")),
@@ -101,8 +105,8 @@ for (const name of Object.keys(OFFLINE) as AgentName[]) {
           `${name}: ${prompt.failure_class}: ${prompt.reason}`,
         );
         assert.equal(events.at(-1)?.type, "run_finished");
-        assert.ok(seen.length > 0, "the CLI was never seen running");
-        assert.deepEqual(await survivors(seen), []);
+        assert.ok(seen.size > 0, "the CLI was never seen running");
+        assert.deepEqual(watch.alive(), []);
       });
     },
   });
