@@ -22,10 +22,10 @@ import { startGeminiServer } from "../_helpers/model_server/gemini.ts";
 import type { ScriptedReply } from "../_helpers/model_server/server.ts";
 import { runCli, waitFor } from "../_helpers/run_cli.ts";
 import {
-  makePacket,
-  promptFile,
-  type TempPacket,
-} from "../_helpers/temp_packet.ts";
+  type AgentPacket,
+  makeAgentPacket,
+} from "../_helpers/agents/packet.ts";
+import { watchDescendants } from "../_helpers/fake_cli/proc_tree.ts";
 
 const ignore = !agentAvailable("gemini");
 
@@ -51,50 +51,34 @@ const TOOL_SCRIPT: ScriptedReply[] = [
   { text: "All done.", usage: { input_tokens: 400, output_tokens: 10 } },
 ];
 
-const VERIFY = `verify:
-  files_exist: [hello.txt, seen.txt]
-  contains: [{path: hello.txt, text: "hello\\nthere\\n"}, {path: seen.txt, text: "there"}]`;
+const VERIFY = {
+  files_exist: ["hello.txt", "seen.txt"],
+  contains: [
+    { path: "hello.txt", text: "hello\nthere\n" },
+    { path: "seen.txt", text: "there" },
+  ],
+};
 
-/**
- * A packet for the fixture's CLI. `recovery` is the manifest's whole
- * `recovery:` value (flow YAML). The manifest is rewritten after
- * `makePacket()`, whose own names the simulated provider and a recovery.
- */
-async function geminiPacket(
+/** A packet under `dir` for the fixture's CLI; repairs are off. */
+function geminiPacket(
+  dir: string,
   fixture: AgentFixture,
-  options: { recovery?: string; timeoutMs?: number; prompt?: string } = {},
-): Promise<TempPacket> {
-  const packet = await makePacket({
-    prompts: {
-      "01_hello.prompt.md": options.prompt ??
-        promptFile(VERIFY, "Create hello.txt, fix it, and show it.\n"),
-    },
+  options: {
+    verify?: Record<string, unknown>;
+    body?: string;
+    recovery?: Record<string, unknown>;
+    timeout_ms?: number;
+  } = {},
+): Promise<AgentPacket> {
+  return makeAgentPacket(dir, fixture, {
+    verify: options.verify ?? VERIFY,
+    body: options.body ?? "Create hello.txt, fix it, and show it.",
+    recovery: { repair: { enabled: false }, ...options.recovery },
+    timeout_ms: options.timeout_ms ?? 60_000,
   });
-  const manifest = [
-    "---",
-    "name: gemini-packet",
-    `provider: ${fixture.provider}`,
-    `model: ${fixture.model}`,
-    "repos:",
-    "  app: {path: workspace, default: true}",
-    `agent: ${JSON.stringify(fixture.agent)}`,
-    `timeout_ms: ${options.timeoutMs ?? 60000}`,
-    `recovery: ${
-      options.recovery ??
-        "{retry: {base_delay_ms: 0, max_delay_ms: 0}, repair: {enabled: false}}"
-    }`,
-    "---",
-    "A packet for the Gemini CLI.",
-    "",
-  ].join("\n");
-  await Deno.writeTextFile(
-    join(packet.dir, "prompt_runner_packet.md"),
-    manifest,
-  );
-  return packet;
 }
 
-async function stateOf(packet: TempPacket): Promise<Json> {
+async function stateOf(packet: AgentPacket): Promise<Json> {
   const state = JSON.parse(
     await Deno.readTextFile(join(packet.stateRoot, "state.json")),
   );
@@ -276,7 +260,7 @@ Deno.test({
   const dir = await Deno.makeTempDir({ prefix: "gemini_e2e_" });
   const fixture = await geminiFixture(dir, TOOL_SCRIPT);
   try {
-    await using packet = await geminiPacket(fixture);
+    const packet = await geminiPacket(dir, fixture);
     const run = startRun(packet.dir, [], { env: fixture.env });
     const done = await run.finish();
     assert.equal(done.code, 0, done.stderr);
@@ -336,11 +320,9 @@ Deno.test({
     { text: "Done.", usage: { input_tokens: 400, output_tokens: 5 } },
   ]);
   try {
-    await using packet = await geminiPacket(fixture, {
-      prompt: promptFile(
-        "verify: {files_exist: [a.txt, b.txt]}",
-        "Write a.txt.\n",
-      ),
+    const packet = await geminiPacket(dir, fixture, {
+      verify: { files_exist: ["a.txt", "b.txt"] },
+      body: "Write a.txt.",
     });
     const run = startRun(packet.dir, [], { env: fixture.env });
     await waitFor(
@@ -409,12 +391,14 @@ Deno.test({
   const dir = await Deno.makeTempDir({ prefix: "gemini_401_" });
   const fixture = await geminiFixture(dir, [{ status: 401 }, ...TOOL_SCRIPT]);
   try {
-    await using packet = await geminiPacket(fixture, {
+    const packet = await geminiPacket(dir, fixture, {
       // DESIGN §3: an auth claim is never retried unless class_attempts says
       // so. The runner (recovery_policy.ts retryLimit) still retries it up
       // to max_attempts, hence the explicit 0 here.
-      recovery:
-        "{retry: {max_attempts: 3, base_delay_ms: 0, max_delay_ms: 0, class_attempts: {provider_auth_claim: 0}}, resume_attempts: 2, repair: {enabled: false}}",
+      recovery: {
+        retry: { max_attempts: 3, class_attempts: { provider_auth_claim: 0 } },
+        resume_attempts: 2,
+      },
     });
     const done = await startRun(packet.dir, [], { env: fixture.env }).finish();
     assert.notEqual(done.code, 0);
@@ -448,9 +432,8 @@ Deno.test({
     ...TOOL_SCRIPT,
   ]);
   try {
-    await using packet = await geminiPacket(fixture, {
-      recovery:
-        "{retry: {max_attempts: 3, base_delay_ms: 0, max_delay_ms: 0}, repair: {enabled: false}}",
+    const packet = await geminiPacket(dir, fixture, {
+      recovery: { retry: { max_attempts: 3 } },
     });
     const done = await startRun(packet.dir, [], { env: fixture.env }).finish();
     assert.equal(done.code, 0, done.stderr);
@@ -486,9 +469,8 @@ Deno.test({
   const [first, ...rest] = TOOL_SCRIPT;
   const fixture = await geminiFixture(dir, [first!, { drop: true }, ...rest]);
   try {
-    await using packet = await geminiPacket(fixture, {
-      recovery:
-        "{retry: {max_attempts: 0}, resume_attempts: 1, repair: {enabled: false}}",
+    const packet = await geminiPacket(dir, fixture, {
+      recovery: { retry: { max_attempts: 0 }, resume_attempts: 1 },
     });
     const done = await startRun(packet.dir, [], { env: fixture.env }).finish();
     assert.equal(done.code, 0, done.stderr);
@@ -520,58 +502,6 @@ Deno.test({
   }
 });
 
-/** A process as `/proc/<pid>/stat` tells it. */
-interface ProcInfo {
-  pid: number;
-  ppid: number;
-  state: string;
-  start: string;
-  comm: string;
-}
-
-/** Every process's stat line, read by `sh` (Deno may not read other processes' `/proc` entries). */
-async function processes(): Promise<ProcInfo[]> {
-  const out = await new Deno.Command("sh", {
-    args: ["-c", "cat /proc/[0-9]*/stat 2>/dev/null; true"],
-    stdout: "piped",
-    stderr: "null",
-  }).output();
-  const infos: ProcInfo[] = [];
-  for (const line of new TextDecoder().decode(out.stdout).split("\n")) {
-    const close = line.lastIndexOf(")");
-    if (close < 0) continue;
-    const fields = line.slice(close + 2).split(" ");
-    infos.push({
-      pid: Number(line.slice(0, line.indexOf(" "))),
-      comm: line.slice(line.indexOf("(") + 1, close),
-      state: fields[0] ?? "",
-      ppid: Number(fields[1]),
-      start: fields[19] ?? "",
-    });
-  }
-  return infos;
-}
-
-/** Adds every live descendant of `root` to `seen` (pid → start time). */
-async function recordDescendants(
-  root: number,
-  seen: Map<number, ProcInfo>,
-): Promise<void> {
-  const all = await processes();
-  const tree = new Set([root]);
-  let grew = true;
-  while (grew) {
-    grew = false;
-    for (const info of all) {
-      if (!tree.has(info.pid) && tree.has(info.ppid)) {
-        tree.add(info.pid);
-        seen.set(info.pid, info);
-        grew = true;
-      }
-    }
-  }
-}
-
 Deno.test({
   name:
     "a hung model server: gemini is killed at timeout_ms, the prompt fails as transport_timeout, and no process it started is left",
@@ -580,42 +510,30 @@ Deno.test({
   const dir = await Deno.makeTempDir({ prefix: "gemini_hang_" });
   const fixture = await geminiFixture(dir, [{ hang: true }]);
   try {
-    await using packet = await geminiPacket(fixture, {
-      timeoutMs: 8000,
-      recovery:
-        "{retry: {max_attempts: 0}, resume_attempts: 0, repair: {enabled: false}}",
+    const packet = await geminiPacket(dir, fixture, {
+      timeout_ms: 8000,
+      recovery: { retry: { max_attempts: 0 }, resume_attempts: 0 },
     });
     const run = startRun(packet.dir, [], { env: fixture.env });
-    const seen = new Map<number, ProcInfo>();
-    let finished = false;
-    const finishing = run.finish().finally(() => finished = true);
-    while (!finished) {
-      await recordDescendants(run.child.pid, seen);
-      await new Promise((resolve) => setTimeout(resolve, 100));
+    const watch = watchDescendants(run.child.pid);
+    const done = await run.finish();
+    const seen = await watch.stop();
+    // A killed group's members are reaped within moments.
+    for (let i = 0; i < 40 && watch.alive().length > 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    const done = await finishing;
     assert.notEqual(done.code, 0);
     assert.equal(fixture.server!.turns().length, 1);
-    const agents = [...seen.values()].filter((p) =>
-      p.comm === "node" || p.comm.startsWith("gemini")
-    );
-    assert.ok(
-      agents.length >= 1,
-      `the gemini CLI was seen: ${[...seen.values()].map((p) => p.comm)}`,
-    );
+    // The watch saw the CLI itself (run_started names its pid).
+    const agentPid = Number(data(ofType(done.events, "run_started")[0]).pid);
+    assert.ok(seen.has(agentPid), `pid ${agentPid} among ${[...seen]}`);
     const prompt = await stateOf(packet);
     assert.equal(prompt.status, "failed");
     assert.equal(
       (prompt.attempts as Json[])[0]!.failure_class,
       "transport_timeout",
     );
-    const now = new Map((await processes()).map((p) => [p.pid, p]));
-    const left = [...seen.values()].filter((p) => {
-      const still = now.get(p.pid);
-      return still !== undefined && still.start === p.start &&
-        still.state !== "Z";
-    });
-    assert.deepEqual(left, []);
+    assert.deepEqual(watch.alive(), []);
   } finally {
     await fixture.close();
     await Deno.remove(dir, { recursive: true });
