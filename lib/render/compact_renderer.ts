@@ -52,7 +52,7 @@ function toolTarget(
           field(c as Record<string, unknown>, "path") ?? "?"
         )
           .join(",")
-        : "";
+        : field(input, "file_path", "path") ?? "";
     case "other":
       return "";
     default:

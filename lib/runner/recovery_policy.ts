@@ -45,8 +45,15 @@ export function retryLimit(
   failureClass: string,
 ): number {
   return recovery.retry.class_attempts[failureClass] ??
-    recovery.retry.max_attempts;
+    (ONLY_WHEN_ASKED.includes(failureClass) ? 0 : recovery.retry.max_attempts);
 }
+
+/**
+ * Failure classes never retried or repaired unless the packet's
+ * `retry.class_attempts` names them: a missing or bad key does not fix
+ * itself, and every new attempt would be spent (and billed) for nothing.
+ */
+const ONLY_WHEN_ASKED = ["provider_auth_claim"];
 
 /**
  * The delay before retry number `retries + 1`: the base delay (or the
@@ -137,7 +144,11 @@ export function decideOutcome(input: DecisionInput): RecoveryDecision {
     };
   }
   const exhausted = failure.retryable && !failure.local_deterministic;
-  if (input.workspace_changed && failure.repairable && canRepair) {
+  const mayRepair = !ONLY_WHEN_ASKED.includes(failure.failure_class) ||
+    recovery.retry.class_attempts[failure.failure_class] !== undefined;
+  if (
+    input.workspace_changed && failure.repairable && canRepair && mayRepair
+  ) {
     return {
       kind: "repair",
       reason: exhausted

@@ -392,11 +392,10 @@ Deno.test({
   const fixture = await geminiFixture(dir, [{ status: 401 }, ...TOOL_SCRIPT]);
   try {
     const packet = await geminiPacket(dir, fixture, {
-      // DESIGN §3: an auth claim is never retried unless class_attempts says
-      // so. The runner (recovery_policy.ts retryLimit) still retries it up
-      // to max_attempts, hence the explicit 0 here.
+      // DESIGN §3: an auth claim is never retried unless class_attempts
+      // says so, whatever max_attempts allows.
       recovery: {
-        retry: { max_attempts: 3, class_attempts: { provider_auth_claim: 0 } },
+        retry: { max_attempts: 3 },
         resume_attempts: 2,
       },
     });

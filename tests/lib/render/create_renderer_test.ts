@@ -164,3 +164,30 @@ for (const mode of MODES) {
     assert.ok(!out.includes("c\x1b[31md"), JSON.stringify(out));
   });
 }
+
+Deno.test("Gemini's replace, a path-only change, names its file in every mode", () => {
+  for (const mode of MODES) {
+    const renderer = createRenderer({ ...DEFAULT_VIEW, log_mode: mode });
+    const shown = stripAnsi(
+      [
+        event(1, "tool_call_started", {
+          tool_call_id: "r1",
+          tool_name: "replace",
+          tool_input: {
+            file_path: "notes/plan.md",
+            old_string: "a",
+            new_string: "b",
+            instruction: "fix",
+          },
+        }),
+        event(2, "tool_call_completed", {
+          tool_call_id: "r1",
+          tool_name: "replace",
+          tool_output: "",
+          is_error: false,
+        }),
+      ].map((e) => renderer.render(e)).join("") + renderer.finish(),
+    );
+    assert.match(shown, /plan\.md/, `${mode}: ${shown}`);
+  }
+});

@@ -167,3 +167,39 @@ Deno.test("retryDelay() doubles from the base, respects the cap, and jitters wit
   });
   assert.equal(retryDelay(none, capacity, 0), 0);
 });
+
+Deno.test("decideOutcome() never retries or repairs an auth failure unless class_attempts names its class", () => {
+  const auth = classifyFailure({
+    kind: "provider_auth_claim",
+    message: "401 Unauthorized",
+  });
+  const config = recovery((r) => {
+    r.retry.max_attempts = 5;
+  });
+  assert.equal(
+    decide({
+      failure: auth,
+      report: FAIL,
+      recovery: config,
+      workspace_changed: true,
+    }).kind,
+    "provider_failed",
+  );
+  const asked = recovery((r) => {
+    r.retry.class_attempts = { provider_auth_claim: 1 };
+  });
+  assert.equal(
+    decide({ failure: auth, report: FAIL, recovery: asked }).kind,
+    "retry",
+  );
+  assert.equal(
+    decide({
+      failure: auth,
+      report: FAIL,
+      retries: 1,
+      recovery: asked,
+      workspace_changed: true,
+    }).kind,
+    "repair",
+  );
+});
