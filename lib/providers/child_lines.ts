@@ -156,6 +156,11 @@ export class ChildLines {
   readonly pid: number;
   /** Resolves when the child has exited and its stderr is read. */
   readonly exit: Promise<ChildExit>;
+  /**
+   * Resolves when the child itself has exited, even while a process it left
+   * behind still holds its stdout or stderr open.
+   */
+  readonly status: Promise<Deno.CommandStatus>;
   readonly #child: Deno.ChildProcess;
   readonly #maxLineBytes: number;
   readonly #stderr: string[] = [];
@@ -173,6 +178,7 @@ export class ChildLines {
     this.pid = child.pid;
     this.#maxLineBytes = options.maxLineBytes;
     this.#stdin = options.piped ? child.stdin.getWriter() : null;
+    this.status = child.status;
     const stderrDone = this.#keepStderr(options.stderrLines);
     this.exit = Promise.all([child.status, stderrDone]).then(([status]) => {
       this.#exited = true;
@@ -263,7 +269,31 @@ export class ChildLines {
       // A stdout nobody read to the end is released (a grandchild may hold it).
       await this.#child.stdout.cancel().catch(() => {});
     }
-    return await this.exit;
+    return await this.exitWithin(graceMs);
+  }
+
+  /**
+   * How the child ended: once its stderr is read, or `graceMs` after it
+   * exited when a process it left behind keeps stderr open (the stderr
+   * lines are then those read so far).
+   */
+  async exitWithin(graceMs: number): Promise<ChildExit> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = this.#child.status.then((status) =>
+      new Promise<ChildExit>((resolve) => {
+        timer = setTimeout(() =>
+          resolve({
+            code: status.code,
+            signal: status.signal,
+            stderr: [...this.#stderr],
+          }), graceMs);
+      })
+    );
+    try {
+      return await Promise.race([this.exit, late]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   async #exitWithin(ms: number): Promise<void> {

@@ -23,9 +23,21 @@ import type { CliFailure, CliProfile } from "./cli_profile.ts";
 import { type ChildLines, spawnChildLines } from "./child_lines.ts";
 import type { Session, SessionMeta } from "./provider.ts";
 import type { ProviderEvent } from "../shared/events.ts";
+import {
+  descendantsOf,
+  killSurvivors,
+  type ProcessEntry,
+} from "../shared/process_tree.ts";
 
 /** How long a CLI has to exit after SIGINT before the group is killed. */
 export const INTERRUPT_GRACE_MS = 3000;
+
+/**
+ * How long the CLI's output may stay open after the CLI exited (a process it
+ * left behind holds the pipe) before the runner kills its group and, a
+ * moment later, stops reading.
+ */
+const LEADER_EXIT_GRACE_MS = 1000;
 
 /** The longest text line of a CLI's output kept in the transcript. */
 const NOTE_CHARS = 2000;
@@ -107,6 +119,11 @@ export class CliSession implements Session {
   #seen = 0;
   #inputClosed = false;
   #killTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The CLI's descendants when it was interrupted (any session). */
+  #tree: Promise<ProcessEntry[]> = Promise.resolve([]);
+  #outputEnded = false;
+  /** Resolves when the CLI exited but something it left holds its output. */
+  readonly #abandoned: Promise<"abandoned">;
 
   /**
    * Spawns the CLI.
@@ -124,10 +141,36 @@ export class CliSession implements Session {
       clearEnv: true,
       stdin: init.input === null ? "null" : "piped",
     });
+    this.#abandoned = this.#watchLeader();
     this.events = this.#run();
     init.signal.addEventListener("abort", () => this.interrupt(), {
       once: true,
     });
+  }
+
+  /**
+   * Once the CLI itself exits: kills what an interrupt left running, and if
+   * its output is still held open after a grace period, kills its group and
+   * then gives up reading.
+   */
+  async #watchLeader(): Promise<"abandoned"> {
+    await this.#child.status;
+    if (this.#interrupted) {
+      this.#sweepGroup();
+      await this.#killOrphans();
+    }
+    const pause = (ms: number): Promise<void> =>
+      new Promise((resolve) => setTimeout(resolve, ms));
+    await pause(LEADER_EXIT_GRACE_MS);
+    if (this.#outputEnded) return new Promise<never>(() => {});
+    this.#sweepGroup();
+    await this.#killOrphans();
+    await pause(LEADER_EXIT_GRACE_MS);
+    if (this.#outputEnded) return new Promise<never>(() => {});
+    this.#init.note(
+      `[prompt_runner] the ${this.meta.provider} CLI exited but a process it left holds its output open: stopped reading it`,
+    );
+    return "abandoned";
   }
 
   /** The CLI's pid (also its process group id). */
@@ -140,7 +183,10 @@ export class CliSession implements Session {
     if (this.#interrupted) return;
     this.#interrupted = true;
     this.#init.note(`[prompt_runner] SIGINT to the ${this.meta.provider} CLI`);
-    this.#child.signal("SIGINT");
+    // The tree is read first: a tool in a session of its own is out of the
+    // group's reach, and once the CLI exits it is no longer its descendant.
+    this.#tree = descendantsOf(this.#child.pid).catch(() => []);
+    this.#tree.then(() => this.#child.signal("SIGINT"));
     this.#killTimer = setTimeout(() => {
       this.#init.note(
         `[prompt_runner] the ${this.meta.provider} CLI was still running ${
@@ -176,6 +222,20 @@ export class CliSession implements Session {
     clearTimeout(this.#killTimer);
     await this.#child.close(this.#init.graceMs ?? INTERRUPT_GRACE_MS);
     this.#sweepGroup();
+    await this.#killOrphans();
+  }
+
+  /** Kills the tools an interrupted CLI left running outside its group. */
+  async #killOrphans(): Promise<void> {
+    const killed = await killSurvivors(await this.#tree);
+    this.#tree = Promise.resolve([]);
+    if (killed.length > 0) {
+      this.#init.note(
+        `[prompt_runner] killed ${killed.length} process(es) the ${this.meta.provider} CLI left running: ${
+          killed.join(", ")
+        }`,
+      );
+    }
   }
 
   async #write(frames: string[]): Promise<void> {
@@ -224,67 +284,71 @@ export class CliSession implements Session {
         note(`[prompt_runner] cannot write to ${name}'s stdin: ${error}`)
       );
     }
-    {
-      for await (const parsed of this.#child.json()) {
-        const text = parsed.line.text;
-        if (parsed.kind === "text") {
-          if (parsed.reason !== "blank") {
-            note(
-              `[${name}] ${text.slice(0, NOTE_CHARS)}${
-                text.length > NOTE_CHARS ? "…" : ""
-              }`,
-            );
-          }
-        }
-        let result;
-        try {
-          result = parser.line(
-            text,
-            parsed.kind === "json" ? parsed.value : undefined,
+    const lines = this.#child.json()[Symbol.asyncIterator]();
+    for (;;) {
+      const next = await Promise.race([lines.next(), this.#abandoned]);
+      if (next === "abandoned" || next.done) break;
+      const parsed = next.value;
+      const text = parsed.line.text;
+      if (parsed.kind === "text") {
+        if (parsed.reason !== "blank") {
+          note(
+            `[${name}] ${text.slice(0, NOTE_CHARS)}${
+              text.length > NOTE_CHARS ? "…" : ""
+            }`,
           );
-        } catch (error) {
-          note(`[prompt_runner] unreadable ${name} line: ${error}`);
-          continue;
-        }
-        if (typeof result.session_id === "string" && !this.meta.session_id) {
-          this.meta.session_id = result.session_id;
-        }
-        if (typeof result.model === "string" && result.model) {
-          this.meta.model = result.model;
-        }
-        if (
-          !started &&
-          (this.meta.session_id || result.events.length > 0 ||
-            result.terminal || result.fatal)
-        ) {
-          started = true;
-          yield this.#started();
-        }
-        let last = true;
-        if (result.terminal) {
-          this.#seen++;
-          sawTerminal = true;
-          last = this.#seen >= this.#expected;
-        }
-        const keepEnding = !this.#interrupted && last;
-        for (const event of result.events) {
-          if (keepEnding || !ENDING_TYPES.has(event.type)) yield event;
-        }
-        if (result.fatal && !this.#interrupted) {
-          fatal = true;
-          yield* failureEvents(name, result.fatal);
-          note(`[prompt_runner] ${name}: ${result.fatal.message}; killing it`);
-          this.#child.signal("SIGKILL");
-          break;
-        }
-        if (result.terminal && this.#seen >= this.#expected) {
-          await this.#closeInput();
         }
       }
+      let result;
+      try {
+        result = parser.line(
+          text,
+          parsed.kind === "json" ? parsed.value : undefined,
+        );
+      } catch (error) {
+        note(`[prompt_runner] unreadable ${name} line: ${error}`);
+        continue;
+      }
+      if (typeof result.session_id === "string" && !this.meta.session_id) {
+        this.meta.session_id = result.session_id;
+      }
+      if (typeof result.model === "string" && result.model) {
+        this.meta.model = result.model;
+      }
+      if (
+        !started &&
+        (this.meta.session_id || result.events.length > 0 ||
+          result.terminal || result.fatal)
+      ) {
+        started = true;
+        yield this.#started();
+      }
+      let last = true;
+      if (result.terminal) {
+        this.#seen++;
+        sawTerminal = true;
+        last = this.#seen >= this.#expected;
+      }
+      const keepEnding = !this.#interrupted && last;
+      for (const event of result.events) {
+        if (keepEnding || !ENDING_TYPES.has(event.type)) yield event;
+      }
+      if (result.fatal && !this.#interrupted) {
+        fatal = true;
+        yield* failureEvents(name, result.fatal);
+        note(`[prompt_runner] ${name}: ${result.fatal.message}; killing it`);
+        this.#child.signal("SIGKILL");
+        break;
+      }
+      if (result.terminal && this.#seen >= this.#expected) {
+        await this.#closeInput();
+      }
     }
-    const exit = await this.#child.exit;
+    this.#outputEnded = true;
+    const exit = await this.#child.exitWithin(LEADER_EXIT_GRACE_MS);
     clearTimeout(this.#killTimer);
     this.#sweepGroup();
+    await this.#killOrphans();
     note(
       `[prompt_runner] ${name} exited: ${
         exit.signal ? `signal ${exit.signal}` : `code ${exit.code}`

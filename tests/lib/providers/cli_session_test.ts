@@ -267,3 +267,48 @@ Deno.test("maskedArgv() masks secret flags, secret name=value pairs and secret v
     "cli --api-key '***' -c 'token=***' 'say ***'",
   );
 });
+
+Deno.test("interrupt() also kills a tool the CLI started in a session of its own, out of its group's reach", async () => {
+  await withTempDir(async (dir) => {
+    const pidFile = `${dir}/tool.pid`;
+    const notes: string[] = [];
+    const provider = createCliProvider(shProfile(
+      `setsid sh -c 'echo $$ > ${pidFile}; exec sleep 300' & ` +
+        `while [ ! -s ${pidFile} ]; do sleep 0.01; done; echo '{"id":"s-5"}'; wait`,
+    ));
+    const session = await provider.start(request(dir, notes));
+    const iterator = session.events[Symbol.asyncIterator]();
+    assert.equal((await iterator.next()).value?.type, "run_started");
+    const tool = Number(await Deno.readTextFile(pidFile));
+    assert.ok(alive(tool));
+    session.interrupt();
+    while (!(await iterator.next()).done) { /* drain */ }
+    await session.close();
+    for (let i = 0; i < 50 && alive(tool); i++) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.equal(alive(tool), false);
+    assert.ok(notes.some((n) => n.includes("left running")), notes.join("\n"));
+  });
+});
+
+Deno.test("a CLI that finished its turn but left a process holding its output open ends all the same: the leftover is killed", async () => {
+  await withTempDir(async (dir) => {
+    const pidFile = `${dir}/left.pid`;
+    const provider = createCliProvider(shProfile(
+      `echo '{"id":"s-6"}'; sleep 300 & echo $! > ${pidFile}; echo '{"end":"ok"}'; exit 0`,
+    ));
+    const session = await provider.start(request(dir));
+    const events = await drain(session);
+    await session.close();
+    assert.deepEqual(events.map((e) => e.type), [
+      "run_started",
+      "run_completed",
+    ]);
+    const left = Number(await Deno.readTextFile(pidFile));
+    for (let i = 0; i < 50 && alive(left); i++) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.equal(alive(left), false);
+  });
+});
