@@ -57,7 +57,9 @@ export function offeredTools(body: unknown): Map<string, string> {
     walk(body.tools);
     if (Array.isArray(body.input)) {
       for (const item of body.input) {
-        if (isRecord(item) && item.type === "additional_tools") walk(item.tools);
+        if (isRecord(item) && item.type === "additional_tools") {
+          walk(item.tools);
+        }
       }
     }
   }
@@ -148,9 +150,12 @@ function errorBody(status: number, message: string | undefined): string {
   });
 }
 
-type Turn = Exclude<ScriptedReply, { status: number } | { hang: true } | {
-  drop: true;
-}>;
+type Turn = Exclude<
+  ScriptedReply,
+  { status: number } | { hang: true } | {
+    drop: true;
+  }
+>;
 
 /** The SSE events of one scripted model turn. */
 export function turnEvents(reply: Turn, tools: Map<string, string>): string[] {
@@ -296,7 +301,12 @@ export const openaiDialect: Dialect = {
       return Response.json({ object: "list", data: [], models: [] });
     }
     return Response.json(
-      { error: { message: `No scripted answer for ${path}`, type: "invalid_request_error" } },
+      {
+        error: {
+          message: `No scripted answer for ${path}`,
+          type: "invalid_request_error",
+        },
+      },
       { status: 404 },
     );
   },
