@@ -79,10 +79,15 @@ export function classifyCodexError(message: string): string {
 }
 
 function failureEvents(kind: string, message: string): ProviderEvent[] {
+  // A rejected key does not fix itself: say so, since the failure table
+  // still lets the class be retried and repaired.
+  const recovery = kind === "provider_auth_claim"
+    ? { recovery: { retryable: false, repairable: false } }
+    : {};
   const data = {
     error_code: kind,
     error_message: message,
-    provider_error: { provider: "codex", kind, message },
+    provider_error: { provider: "codex", kind, message, ...recovery },
   };
   return [
     { type: "error_occurred", data },
