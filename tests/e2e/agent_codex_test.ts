@@ -22,7 +22,7 @@ import { makeAgentPacket } from "../_helpers/agents/packet.ts";
 import type { ScriptedReply } from "../_helpers/model_server/server.ts";
 import { startOpenAiServer } from "../_helpers/model_server/openai.ts";
 import { startRun } from "../_helpers/live_run.ts";
-import { runCli } from "../_helpers/run_cli.ts";
+import { runCli, waitFor } from "../_helpers/run_cli.ts";
 import { withTempDir } from "../_helpers/temp_dir.ts";
 import { codexProfile } from "../../lib/providers/codex.ts";
 import { DEFAULT_AGENT_OPTIONS } from "../../lib/packet/agent_options.ts";
@@ -36,6 +36,7 @@ type Json = Record<string, unknown>;
 async function runCodex(
   dir: string,
   config: Record<string, string | number>,
+  model: string | null = CODEX_TEST_MODEL,
 ): Promise<{ code: number; lines: Json[]; events: ProviderEvent[] }> {
   const home = join(dir, "home");
   const work = join(dir, "work");
@@ -44,7 +45,7 @@ async function runCodex(
   const args = codexProfile.startArgs({
     text: "Create hello.txt, then fix it.",
     cwd: work,
-    model: CODEX_TEST_MODEL,
+    model,
     options: { ...DEFAULT_AGENT_OPTIONS, config },
     liveInput: false,
   });
@@ -130,6 +131,39 @@ Deno.test({
         assert.deepEqual(
           events.find((e) => e.type === "token_usage_updated")?.data,
           { input_tokens: 700, output_tokens: 45, total_tokens: 745 },
+        );
+      } finally {
+        await server.close();
+      }
+    });
+  },
+});
+
+Deno.test({
+  name:
+    "with codex's default model (code mode only) the scripted tools run through its JavaScript exec tool and show as the same items",
+  ignore,
+  async fn(): Promise<void> {
+    await withTempDir(async (dir) => {
+      const server = await startOpenAiServer(CONVERSATION);
+      try {
+        const { code, events } = await runCodex(
+          dir,
+          codexConfig(server.url),
+          null,
+        );
+        assert.equal(code, 0);
+        const body = server.turns()[0]!.body as Json;
+        assert.equal(body.tools, undefined, "code mode sends no tools list");
+        assert.equal(
+          await Deno.readTextFile(join(dir, "work", "copy.txt")),
+          "hello\nthere\n",
+        );
+        assert.deepEqual(
+          events.filter((e) => e.type === "tool_call_completed").map((e) =>
+            e.data.tool_name
+          ),
+          ["file_change", "file_change", "command_execution"],
         );
       } finally {
         await server.close();
@@ -317,9 +351,10 @@ Deno.test({
       const run = startRun(packet.dir, [], { env: fixture.env });
       await run.until((e) => e.type === "tool_call_completed");
       const server = fixture.server!;
-      while (server.turns().length < 2) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      await waitFor(
+        "the slow turn",
+        () => Promise.resolve(server.turns().length >= 2),
+      );
       const steer = await runCli(
         ["control", "steer", packet.dir, steerText],
         { env: fixture.env },
@@ -352,6 +387,14 @@ Deno.test({
         "steered\n",
       );
       assert.equal(ofType(events, "prompt_failed").length, 0);
+      const logs = join(packet.stateRoot, "logs");
+      const [runDir] = await Array.fromAsync(Deno.readDir(logs));
+      const log = await Deno.readTextFile(
+        join(logs, runDir!.name, "01-attempt-1.log"),
+      );
+      assert.match(log, /SIGINT to the codex CLI/);
+      assert.match(log, /codex exited: code 1 \(after our signal\)/);
+      assert.ok(log.includes(`resume -- ${sessions[0]} `), log);
     });
   },
 });

@@ -10,8 +10,8 @@
  * or a dropped stream then ends the turn at once (`turn.failed`) and the
  * runner's own recovery is what a test sees. Custom providers speak HTTPS
  * only, so no WebSocket is tried. The model is `gpt-5.5`, whose tools are
- * `exec_command` and a freeform `apply_patch` (Codex's default model offers
- * only a JavaScript `exec` tool).
+ * `exec_command` and a freeform `apply_patch` (Codex's default model wraps
+ * them in a JavaScript `exec` tool; the dialect speaks both).
  *
  * @module
  */

@@ -17,8 +17,10 @@
  * request lists; else `apply_patch` through the shell tool, which Codex
  * intercepts). An edit's `old` and `new` are whole lines: `apply_patch`
  * matches lines, not substrings. Models whose catalog entry is
- * `code_mode_only` (Codex's default model) offer only a JavaScript `exec`
- * tool, which this dialect does not speak: name a model such as `gpt-5.5`.
+ * `code_mode_only` (Codex's default model, `gpt-6.2-sol`) offer only a
+ * JavaScript `exec` tool; the call is then a small script that awaits
+ * `tools.exec_command(…)` or `tools.apply_patch(…)`, and Codex reports the
+ * nested calls as the same `command_execution` and `file_change` items.
  *
  * @module
  */
@@ -109,8 +111,25 @@ function shellCall(command: string, tools: Map<string, string>): Json {
   };
 }
 
+/** Whether the request offers only code mode's JavaScript `exec` tool. */
+function codeModeOnly(tools: Map<string, string>): boolean {
+  return tools.get("exec") === "custom" && !tools.has("exec_command") &&
+    !tools.has("shell_command") && !tools.has("shell") &&
+    !tools.has("apply_patch");
+}
+
 /** The output item (without ids) that asks Codex to run `tool`. */
 export function toolItem(tool: ScriptedTool, tools: Map<string, string>): Json {
+  if (codeModeOnly(tools)) {
+    const call = tool.kind === "shell"
+      ? `tools.exec_command({ cmd: ${JSON.stringify(tool.command)} })`
+      : `tools.apply_patch(${JSON.stringify(patchFor(tool))})`;
+    return {
+      type: "custom_tool_call",
+      name: "exec",
+      input: `text(await ${call});\n`,
+    };
+  }
   if (tool.kind === "shell") return shellCall(tool.command, tools);
   const patch = patchFor(tool);
   const applyPatch = tools.get("apply_patch");
