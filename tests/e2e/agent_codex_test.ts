@@ -174,6 +174,36 @@ Deno.test({
 
 Deno.test({
   name:
+    "codex's default workspace-write sandbox works here (root, in a container): a command cannot write outside the workspace",
+  ignore,
+  async fn(): Promise<void> {
+    // Outside /tmp: workspace-write lets commands write to /tmp and $TMPDIR.
+    const elsewhere = await Deno.makeTempDir({
+      dir: "/var/tmp",
+      prefix: "prompt_runner_sandbox_",
+    });
+    await withTempDir(async (dir) => {
+      const outside = join(elsewhere, "outside.txt");
+      const server = await startOpenAiServer([
+        { tools: [{ kind: "shell", command: `echo x > ${outside}` }] },
+        { text: "Done." },
+      ]);
+      try {
+        const { code, events } = await runCodex(dir, codexConfig(server.url));
+        assert.equal(code, 0);
+        const ran = events.find((e) => e.type === "tool_call_failed");
+        assert.match(String(ran?.data.tool_output), /Read-only file system/);
+        await assert.rejects(Deno.stat(outside), Deno.errors.NotFound);
+      } finally {
+        await server.close();
+        await Deno.remove(elsewhere, { recursive: true });
+      }
+    });
+  },
+});
+
+Deno.test({
+  name:
     "with only openai_base_url, codex's WebSocket is refused with 426 and it falls back to HTTPS without reconnecting",
   ignore,
   async fn(): Promise<void> {
