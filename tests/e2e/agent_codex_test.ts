@@ -25,7 +25,10 @@ import { startRun } from "../_helpers/live_run.ts";
 import { runCli, waitFor } from "../_helpers/run_cli.ts";
 import { withTempDir } from "../_helpers/temp_dir.ts";
 import { codexProfile } from "../../lib/providers/codex.ts";
-import { DEFAULT_AGENT_OPTIONS } from "../../lib/packet/agent_options.ts";
+import {
+  type AgentOptions,
+  DEFAULT_AGENT_OPTIONS,
+} from "../../lib/packet/agent_options.ts";
 import type { ProviderEvent } from "../../lib/shared/events.ts";
 
 const ignore = !agentAvailable("codex");
@@ -37,6 +40,7 @@ async function runCodex(
   dir: string,
   config: Record<string, string | number>,
   model: string | null = CODEX_TEST_MODEL,
+  options: Partial<AgentOptions> = {},
 ): Promise<{ code: number; lines: Json[]; events: ProviderEvent[] }> {
   const home = join(dir, "home");
   const work = join(dir, "work");
@@ -46,7 +50,7 @@ async function runCodex(
     text: "Create hello.txt, then fix it.",
     cwd: work,
     model,
-    options: { ...DEFAULT_AGENT_OPTIONS, config },
+    options: { ...DEFAULT_AGENT_OPTIONS, ...options, config },
     liveInput: false,
   });
   const output = await new Deno.Command(
@@ -105,8 +109,16 @@ Deno.test({
     await withTempDir(async (dir) => {
       const server = await startOpenAiServer(CONVERSATION);
       try {
-        const { code, events } = await runCodex(dir, codexConfig(server.url));
+        const { code, events } = await runCodex(
+          dir,
+          codexConfig(server.url),
+          CODEX_TEST_MODEL,
+          { reasoning_effort: "high" },
+        );
         assert.equal(code, 0);
+        assert.deepEqual((server.turns()[0]!.body as Json).reasoning, {
+          effort: "high",
+        });
         const work = join(dir, "work");
         assert.equal(
           await Deno.readTextFile(join(work, "hello.txt")),
