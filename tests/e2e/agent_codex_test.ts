@@ -22,6 +22,7 @@ import { makeAgentPacket } from "../_helpers/agents/packet.ts";
 import type { ScriptedReply } from "../_helpers/model_server/server.ts";
 import { startOpenAiServer } from "../_helpers/model_server/openai.ts";
 import { startRun } from "../_helpers/live_run.ts";
+import { watchDescendants } from "../_helpers/fake_cli/proc_tree.ts";
 import { runCli, waitFor } from "../_helpers/run_cli.ts";
 import { withTempDir } from "../_helpers/temp_dir.ts";
 import { codexProfile } from "../../lib/providers/codex.ts";
@@ -549,48 +550,6 @@ Deno.test({
   },
 });
 
-/**
- * Every process now, from `/proc/<pid>/stat` (read by `sh`: Deno asks for
- * all access before it reads `/proc` itself): pid → [parent, state, name].
- */
-async function processTable(): Promise<
-  Map<number, [number, string, string]>
-> {
-  const output = await new Deno.Command("sh", {
-    args: ["-c", "cat /proc/[0-9]*/stat 2>/dev/null"],
-    stdout: "piped",
-    stderr: "null",
-  }).output();
-  const table = new Map<number, [number, string, string]>();
-  for (const line of new TextDecoder().decode(output.stdout).split("\n")) {
-    const close = line.lastIndexOf(")");
-    if (close < 0) continue;
-    const [state, parent] = line.slice(close + 2).split(" ");
-    const name = line.slice(line.indexOf("(") + 1, close);
-    table.set(Number.parseInt(line), [Number(parent), state ?? "?", name]);
-  }
-  return table;
-}
-
-/** The pids of every descendant of `root` in `table`. */
-function descendants(
-  root: number,
-  table: Map<number, [number, string, string]>,
-): Set<number> {
-  const found = new Set<number>();
-  let grew = true;
-  while (grew) {
-    grew = false;
-    for (const [pid, [parent]] of table) {
-      if (!found.has(pid) && (parent === root || found.has(parent))) {
-        found.add(pid);
-        grew = true;
-      }
-    }
-  }
-  return found;
-}
-
 Deno.test({
   name:
     "a hung server: codex is killed at timeout_ms and no process of the run is left",
@@ -607,29 +566,19 @@ Deno.test({
         },
       });
       const run = startRun(packet.dir, [], { env: fixture.env });
-      const seen = new Set<number>();
-      const names = new Set<string>();
-      const done = run.finish();
-      let finished = false;
-      done.finally(() => finished = true);
-      while (!finished) {
-        const table = await processTable();
-        for (const pid of descendants(run.child.pid, table)) {
-          seen.add(pid);
-          names.add(table.get(pid)![2]);
-        }
+      const watch = watchDescendants(run.child.pid);
+      const { code, events } = await run.finish();
+      const seen = await watch.stop();
+      // A killed group's members are reaped within moments.
+      for (let i = 0; i < 40 && watch.alive().length > 0; i++) {
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
-      const { code, events } = await done;
       assert.equal(code, 1);
       assert.ok(fixture.server!.turns().length >= 1, "codex asked the server");
-      assert.ok(names.has("codex"), `no codex among ${[...names]}`);
-      const after = await processTable();
-      const left = [...seen].filter((pid) => {
-        const state = after.get(pid)?.[1];
-        return state !== undefined && state !== "Z";
-      });
-      assert.deepEqual(left, [], "processes left behind");
+      const agentPid = Number(dataOf(ofType(events, "run_started")[0]).pid);
+      assert.ok(seen.has(agentPid), `codex (${agentPid}) was never watched`);
+      assert.ok(seen.size >= 2, "the wrapper and the native codex");
+      assert.deepEqual(watch.alive(), [], "processes left behind");
       assert.equal(ofType(events, "prompt_started").length, 1);
       const failed = dataOf(ofType(events, "prompt_failed")[0]);
       assert.match(String(failed.reason), /transport_timeout/);
