@@ -95,7 +95,12 @@ async function status(
       } this prompt`,
     ],
     ["tools", String(current.tool_count)],
-    ["tokens", `${current.input_tokens} in / ${current.output_tokens} out`],
+    [
+      "tokens",
+      `${current.input_tokens} in / ${current.output_tokens} out${
+        current.cost_usd === null ? "" : `, $${current.cost_usd.toFixed(4)}`
+      }`,
+    ],
     ["events", `${current.event_count} (last seq ${current.last_seq})`],
     ["steers", `${current.steer_count}/${current.max_steers} for this prompt`],
     [

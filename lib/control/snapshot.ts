@@ -56,6 +56,10 @@ export interface Snapshot {
   input_tokens: number;
   /** Output tokens reported in the current attempt. */
   output_tokens: number;
+  /** The cost the agent reported for the current attempt, in US dollars (`null`: none reported). */
+  cost_usd: number | null;
+  /** The agent CLI's process id in the current attempt (`null`: none, or not a CLI). */
+  agent_pid: number | null;
   /** Events observed in this run. */
   event_count: number;
   /** The `seq` of the last event recorded. */
@@ -167,6 +171,10 @@ export async function readSnapshotFile(
     tool_count: count(v.tool_count),
     input_tokens: count(v.input_tokens),
     output_tokens: count(v.output_tokens),
+    cost_usd: typeof v.cost_usd === "number" && Number.isFinite(v.cost_usd)
+      ? v.cost_usd
+      : null,
+    agent_pid: Number.isInteger(v.agent_pid) ? v.agent_pid as number : null,
     event_count: count(v.event_count),
     last_seq: count(v.last_seq),
     steer_count: count(v.steer_count),

@@ -43,6 +43,8 @@ export function initialSnapshot(info: RunOpenInfo): Snapshot {
     tool_count: 0,
     input_tokens: 0,
     output_tokens: 0,
+    cost_usd: null,
+    agent_pid: null,
     event_count: 0,
     last_seq: 0,
     steer_count: 0,
@@ -66,8 +68,9 @@ export class SnapshotWriter {
   #writing: Promise<void> = Promise.resolve();
   #pending = false;
   #timer: ReturnType<typeof setInterval> | undefined;
-  #tokenBase = { input: 0, output: 0 };
-  #tokens = { input: 0, output: 0 };
+  #tokenBase = { input: 0, output: 0, cost: 0 };
+  #tokens = { input: 0, output: 0, cost: 0 };
+  #costSeen = false;
   /** Set when the plane is disabled: nothing more is written. */
   disabled = false;
 
@@ -111,8 +114,11 @@ export class SnapshotWriter {
   /** An attempt started: its clock and token counts start again. */
   promptStarted(): void {
     this.#promptStartedAt = performance.now();
-    this.#tokenBase = { input: 0, output: 0 };
-    this.#tokens = { input: 0, output: 0 };
+    this.#tokenBase = { input: 0, output: 0, cost: 0 };
+    this.#tokens = { input: 0, output: 0, cost: 0 };
+    this.#costSeen = false;
+    this.snapshot.cost_usd = null;
+    this.snapshot.agent_pid = null;
   }
 
   /** Folds one event into the snapshot. */
@@ -127,8 +133,12 @@ export class SnapshotWriter {
         this.#tokenBase = {
           input: this.#tokenBase.input + this.#tokens.input,
           output: this.#tokenBase.output + this.#tokens.output,
+          cost: this.#tokenBase.cost + this.#tokens.cost,
         };
-        this.#tokens = { input: 0, output: 0 };
+        this.#tokens = { input: 0, output: 0, cost: 0 };
+        if (Number.isInteger(data.pid) && (data.pid as number) > 0) {
+          snap.agent_pid = data.pid as number;
+        }
         break;
       case "tool_call_started":
         snap.tool_count++;
@@ -137,6 +147,14 @@ export class SnapshotWriter {
         const input = Number(data.input_tokens);
         const output = Number(data.output_tokens);
         if (Number.isFinite(input) && input >= 0) this.#tokens.input = input;
+        const cost = Number(data.cost_usd);
+        if (
+          data.cost_usd !== undefined && data.cost_usd !== null &&
+          Number.isFinite(cost) && cost >= 0
+        ) {
+          this.#tokens.cost = cost;
+          this.#costSeen = true;
+        }
         if (Number.isFinite(output) && output >= 0) {
           this.#tokens.output = output;
         }
@@ -145,6 +163,11 @@ export class SnapshotWriter {
     }
     snap.input_tokens = this.#tokenBase.input + this.#tokens.input;
     snap.output_tokens = this.#tokenBase.output + this.#tokens.output;
+    if (this.#costSeen) {
+      snap.cost_usd = Math.round(
+        (this.#tokenBase.cost + this.#tokens.cost) * 1e6,
+      ) / 1e6;
+    }
     this.#dirty = true;
   }
 

@@ -53,6 +53,7 @@ export function stringList(
 export function timeout(
   value: unknown,
   file: string,
+  key = "timeout_ms",
 ): number | null | undefined {
   if (value === undefined) return undefined;
   if (value === null) return null;
@@ -67,7 +68,7 @@ export function timeout(
   }
   invalid(
     file,
-    `timeout must be a positive number of milliseconds or "unbounded", found ${
+    `${key} must be a positive number of milliseconds or "unbounded", found ${
       JSON.stringify(value)
     }`,
   );
@@ -93,5 +94,27 @@ export async function readFile(path: string, what: string): Promise<string> {
       `Cannot read ${what} "${path}": ${(error as Error).message}`,
       { code: "INVALID_PACKET", cause: error },
     );
+  }
+}
+
+/** Keys an older packet format used, refused with the key that replaced them. */
+const RENAMED_KEYS: Record<string, string> = {
+  timeout: "timeout_ms",
+  allowed_tools: "agent.allowed_tools",
+  permission_mode: "agent.permission_mode",
+};
+
+/** Refuses a key of the older format, naming its replacement. */
+export function refuseRenamedKeys(
+  attrs: Record<string, unknown>,
+  file: string,
+): void {
+  for (const [old, replacement] of Object.entries(RENAMED_KEYS)) {
+    if (attrs[old] !== undefined) {
+      throw new UsageError(
+        `Invalid packet file "${file}": "${old}" is no longer a key`,
+        { code: "INVALID_PACKET", hint: `Use ${replacement} instead` },
+      );
+    }
   }
 }

@@ -48,3 +48,229 @@ export const DEFAULT_AGENT_OPTIONS: AgentOptions = {
   approval_mode: null,
   steer_lane: "auto",
 };
+
+/** The providers each key applies to (`*`: every provider). */
+const APPLIES: Record<keyof AgentOptions, readonly string[]> = {
+  bin: ["claude", "codex", "gemini", "amp"],
+  env: ["claude", "codex", "gemini", "amp"],
+  permission_mode: ["claude", "amp"],
+  allowed_tools: ["claude"],
+  max_turns: ["claude"],
+  add_dirs: ["claude", "codex", "gemini"],
+  sandbox: ["codex"],
+  approval_policy: ["codex"],
+  reasoning_effort: ["claude", "codex"],
+  config: ["codex"],
+  approval_mode: ["gemini"],
+  steer_lane: ["*"],
+};
+
+/** The values a key takes, per provider where they differ. */
+const CHOICES: Record<string, Record<string, readonly string[]>> = {
+  permission_mode: {
+    claude: ["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"],
+    amp: ["default", "allow_all"],
+  },
+  sandbox: { codex: ["read-only", "workspace-write", "danger-full-access"] },
+  approval_policy: {
+    codex: ["untrusted", "on-failure", "on-request", "never"],
+  },
+  reasoning_effort: {
+    claude: ["low", "medium", "high", "xhigh", "max"],
+    codex: ["minimal", "low", "medium", "high", "xhigh"],
+  },
+  approval_mode: { gemini: ["default", "auto_edit", "yolo", "plan"] },
+  steer_lane: { "*": ["auto", "resume"] },
+};
+
+/** One `agent:` block as written, with the file it came from. */
+export interface AgentBlock {
+  /** The block's keys as written. */
+  raw: Record<string, unknown>;
+  /** The file it is in. */
+  file: string;
+}
+
+type Fail = (file: string, problem: string) => never;
+
+function isPlainRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Checks an `agent:` block's shape (a mapping of known keys); values are
+ * checked once the prompt's provider is known.
+ */
+export function agentBlock(
+  value: unknown,
+  file: string,
+  fail: Fail,
+): AgentBlock | null {
+  if (value === undefined || value === null) return null;
+  if (!isPlainRecord(value)) {
+    fail(file, "agent must be a mapping of provider options");
+  }
+  for (const key of Object.keys(value)) {
+    if (!(key in APPLIES)) {
+      fail(
+        file,
+        `unknown key "agent.${key}" (known: ${
+          Object.keys(APPLIES).join(", ")
+        })`,
+      );
+    }
+  }
+  return { raw: value, file };
+}
+
+function text(value: unknown, key: string, file: string, fail: Fail): string {
+  if (typeof value !== "string" || value.trim() === "") {
+    fail(file, `agent.${key} must be a non-empty string`);
+  }
+  return value.trim();
+}
+
+function texts(
+  value: unknown,
+  key: string,
+  file: string,
+  fail: Fail,
+): string[] {
+  const list = Array.isArray(value) ? value : [value];
+  return list.map((item) => text(item, key, file, fail));
+}
+
+function scalars(
+  value: unknown,
+  key: string,
+  file: string,
+  fail: Fail,
+  keyPattern: RegExp,
+): Record<string, string | number | boolean> {
+  if (!isPlainRecord(value)) {
+    fail(file, `agent.${key} must be a mapping`);
+  }
+  const out: Record<string, string | number | boolean> = {};
+  for (const [name, item] of Object.entries(value)) {
+    if (!keyPattern.test(name)) {
+      fail(file, `agent.${key}: "${name}" is not a valid name`);
+    }
+    if (
+      typeof item !== "string" && typeof item !== "boolean" &&
+      !(typeof item === "number" && Number.isFinite(item))
+    ) {
+      fail(
+        file,
+        `agent.${key}.${name} must be a string, a number or true/false`,
+      );
+    }
+    out[name] = item;
+  }
+  return out;
+}
+
+/**
+ * The options of a prompt: the manifest's block overridden key by key by
+ * the prompt's, each value checked for `provider`. A key that does not apply
+ * to the provider, or a value it does not take, is a packet error naming the
+ * file the key is in.
+ *
+ * @param resolvePath Makes a relative path (`add_dirs`, a `bin` with a
+ * slash) absolute, against the packet's directory.
+ */
+export function agentOptions(
+  blocks: (AgentBlock | null)[],
+  provider: string,
+  resolvePath: (path: string) => string,
+  fail: Fail,
+): AgentOptions {
+  const merged = new Map<string, { value: unknown; file: string }>();
+  for (const block of blocks) {
+    if (block === null) continue;
+    for (const [key, value] of Object.entries(block.raw)) {
+      merged.set(key, { value, file: block.file });
+    }
+  }
+  const options: AgentOptions = { ...DEFAULT_AGENT_OPTIONS };
+  const target = options as unknown as Record<string, unknown>;
+  for (const [key, { value, file }] of merged) {
+    if (value === null) continue;
+    const applies = APPLIES[key as keyof AgentOptions];
+    if (!applies.includes("*") && !applies.includes(provider)) {
+      fail(
+        file,
+        `agent.${key} does not apply to provider "${provider}" (it is for ${
+          applies.join(", ")
+        })`,
+      );
+    }
+    const choices = CHOICES[key]?.[provider] ?? CHOICES[key]?.["*"];
+    switch (key) {
+      case "bin": {
+        const bin = text(value, key, file, fail);
+        options.bin = bin.includes("/") ? resolvePath(bin) : bin;
+        break;
+      }
+      case "env":
+        options.env = Object.fromEntries(
+          Object.entries(
+            scalars(value, key, file, fail, /^[A-Za-z_][A-Za-z0-9_]*$/),
+          ).map(([name, item]) => [name, String(item)]),
+        );
+        break;
+      case "allowed_tools":
+        options.allowed_tools = texts(value, key, file, fail);
+        break;
+      case "add_dirs":
+        options.add_dirs = texts(value, key, file, fail).map(resolvePath);
+        break;
+      case "max_turns":
+        if (
+          typeof value !== "number" || !Number.isInteger(value) || value < 1
+        ) {
+          fail(file, `agent.max_turns must be a whole number above 0`);
+        }
+        options.max_turns = value;
+        break;
+      case "config":
+        options.config = scalars(value, key, file, fail, /^[A-Za-z0-9_.-]+$/);
+        break;
+      default: {
+        const chosen = text(value, key, file, fail);
+        if (choices && !choices.includes(chosen)) {
+          fail(
+            file,
+            `agent.${key} for ${provider} must be one of ${
+              choices.join(", ")
+            }, found "${chosen}"`,
+          );
+        }
+        target[key] = chosen;
+      }
+    }
+  }
+  return options;
+}
+
+/**
+ * Why the options cannot run as this user, or `null`: Claude refuses its
+ * bypass mode as root unless `IS_SANDBOX=1` says it runs in a sandbox.
+ */
+export function rootRefusal(
+  provider: string,
+  options: AgentOptions,
+  uid: number | null,
+  env: Record<string, string | undefined>,
+): string | null {
+  if (
+    provider !== "claude" || options.permission_mode !== "bypassPermissions" ||
+    uid !== 0
+  ) {
+    return null;
+  }
+  if ((options.env.IS_SANDBOX ?? env.IS_SANDBOX) === "1") return null;
+  return "agent.permission_mode bypassPermissions makes Claude Code run with " +
+    "--permission-mode bypassPermissions, which it refuses as root; use " +
+    'acceptEdits with agent.allowed_tools, or set agent.env.IS_SANDBOX: "1" ' +
+    "when the run is already sandboxed";
+}

@@ -14,9 +14,10 @@ import {
   isRecord,
   optionalString,
   provider,
-  stringList,
+  refuseRenamedKeys,
   timeout,
 } from "./_fields.ts";
+import { agentBlock } from "./agent_options.ts";
 import { loadPrompt, type ManifestDefaults } from "./load_prompt.ts";
 import {
   MANIFEST_FILE,
@@ -45,9 +46,8 @@ const MANIFEST_KEYS = [
   "tool_output",
   "thinking",
   "diff",
-  "allowed_tools",
-  "permission_mode",
-  "timeout",
+  "agent",
+  "timeout_ms",
   "prompt_dir",
 ];
 function parseRepos(
@@ -229,6 +229,7 @@ export async function loadPacket(dir: string): Promise<Packet> {
   // load, and commands that never read a packet should not pay for it.
   const { parseFrontMatter } = await import("./front_matter.ts");
   const { attributes } = parseFrontMatter(text, manifestFile);
+  refuseRenamedKeys(attributes, manifestFile);
   for (const key of Object.keys(attributes)) {
     if (!MANIFEST_KEYS.includes(key)) {
       warnings.push(`Ignoring unknown key "${key}" in "${manifestFile}"`);
@@ -258,17 +259,8 @@ export async function loadPacket(dir: string): Promise<Packet> {
       "claude",
     model: optionalString(attributes, "model", manifestFile),
     recovery,
-    allowed_tools: stringList(
-      attributes.allowed_tools,
-      "allowed_tools",
-      manifestFile,
-    ),
-    permission_mode: optionalString(
-      attributes,
-      "permission_mode",
-      manifestFile,
-    ),
-    timeout_ms: timeout(attributes.timeout, manifestFile) ?? null,
+    agent: agentBlock(attributes.agent, manifestFile, invalid),
+    timeout_ms: timeout(attributes.timeout_ms, manifestFile) ?? null,
   };
   const promptDirName =
     optionalString(attributes, "prompt_dir", manifestFile) ??

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { basename } from "node:path";
+import { basename, isAbsolute, resolve } from "node:path";
 import { parseContract } from "./contract.ts";
 import type { PromptSpec, RepoConfig } from "./packet.ts";
 import { parseRecovery, type RecoveryConfig } from "./recovery.ts";
@@ -14,9 +14,11 @@ import {
   optionalString,
   provider,
   readFile,
+  refuseRenamedKeys,
   stringList,
   timeout,
 } from "./_fields.ts";
+import { type AgentBlock, agentBlock, agentOptions } from "./agent_options.ts";
 import { normalizePromptId } from "./prompt_id.ts";
 
 const PROMPT_KEYS = [
@@ -30,9 +32,8 @@ const PROMPT_KEYS = [
   "provider",
   "model",
   "recovery",
-  "allowed_tools",
-  "permission_mode",
-  "timeout",
+  "agent",
+  "timeout_ms",
 ];
 
 /** What a prompt inherits from its manifest. */
@@ -40,8 +41,7 @@ export interface ManifestDefaults {
   provider: string;
   model: string | null;
   recovery: RecoveryConfig;
-  allowed_tools: string[] | null;
-  permission_mode: string | null;
+  agent: AgentBlock | null;
   timeout_ms: number | null;
 }
 
@@ -71,6 +71,7 @@ export async function loadPrompt(
   const text = await readFile(file, "prompt file");
   const { parseFrontMatter } = await import("./front_matter.ts");
   const { attributes, body } = parseFrontMatter(text, file);
+  refuseRenamedKeys(attributes, file);
   for (const key of Object.keys(attributes)) {
     if (!PROMPT_KEYS.includes(key)) {
       warnings.push(`Ignoring unknown key "${key}" in "${file}"`);
@@ -124,7 +125,10 @@ export async function loadPrompt(
   }
   const defaultRepo = repos.find((repo) => repo.default);
   const firstTarget = repos.find((repo) => repo.name === targets[0]);
-  const promptTimeout = timeout(attributes.timeout, file);
+  const promptTimeout = timeout(attributes.timeout_ms, file);
+  const promptProvider =
+    provider(optionalString(attributes, "provider", file)) ??
+      defaults.provider;
   return {
     id,
     name,
@@ -135,15 +139,15 @@ export async function loadPrompt(
     raw_depends_on: attributes.depends_on,
     verify: parseContract(attributes.verify, file, repoNames),
     simulate: attributes.simulate ?? null,
-    provider: provider(optionalString(attributes, "provider", file)) ??
-      defaults.provider,
+    provider: promptProvider,
     model: optionalString(attributes, "model", file) ?? defaults.model,
     recovery: parseRecovery(attributes.recovery, defaults.recovery, file),
-    allowed_tools:
-      stringList(attributes.allowed_tools, "allowed_tools", file) ??
-        defaults.allowed_tools,
-    permission_mode: optionalString(attributes, "permission_mode", file) ??
-      defaults.permission_mode,
+    agent: agentOptions(
+      [defaults.agent, agentBlock(attributes.agent, file, invalid)],
+      promptProvider,
+      (path) => isAbsolute(path) ? path : resolve(packetDir, path),
+      invalid,
+    ),
     timeout_ms: promptTimeout === undefined
       ? defaults.timeout_ms
       : promptTimeout,

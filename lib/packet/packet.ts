@@ -8,6 +8,7 @@
 import type { ViewSettings } from "../shared/view.ts";
 import type { Contract } from "./contract.ts";
 import type { RecoveryConfig } from "./recovery.ts";
+import type { AgentOptions } from "./agent_options.ts";
 
 /** The manifest's fixed file name. */
 export const MANIFEST_FILE = "prompt_runner_packet.md";
@@ -46,10 +47,8 @@ export interface PromptSpec {
   model: string | null;
   /** The recovery settings (packet settings with the prompt's overrides). */
   recovery: RecoveryConfig;
-  /** Tools the agent may use, or `null` for the provider's default. */
-  allowed_tools: string[] | null;
-  /** The agent's permission mode, or `null` for the provider's default. */
-  permission_mode: string | null;
+  /** The provider options: the manifest's `agent:` with the prompt's overrides. */
+  agent: AgentOptions;
   /** How long one provider session may run, in milliseconds (`null`: no limit). */
   timeout_ms: number | null;
   /** The working directory: the first target's path, else the default repo, else the packet. */

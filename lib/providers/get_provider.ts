@@ -7,11 +7,31 @@
 import { UsageError } from "../shared/errors.ts";
 import type { Provider } from "./provider.ts";
 import { createSimulatedProvider } from "./simulated.ts";
+import type { CliProfile } from "./cli_profile.ts";
+import { createCliProvider } from "./cli_provider.ts";
+import { claudeProfile } from "./claude.ts";
+import { codexProfile } from "./codex.ts";
+import { geminiProfile } from "./gemini.ts";
+import { ampProfile } from "./amp.ts";
+
+const PROFILES: Record<string, CliProfile | null> = {
+  claude: claudeProfile,
+  codex: codexProfile,
+  gemini: geminiProfile,
+  amp: ampProfile,
+};
 
 /** Providers this version can drive. */
-export const AVAILABLE_PROVIDERS: readonly string[] = ["simulated"];
+export const AVAILABLE_PROVIDERS: readonly string[] = [
+  "simulated",
+  ...Object.keys(PROFILES).filter((name) => PROFILES[name] !== null),
+];
 
-const PLANNED = ["claude", "codex", "gemini", "amp", "cursor", "antigravity"];
+const PLANNED = [
+  ...Object.keys(PROFILES).filter((name) => PROFILES[name] === null),
+  "cursor",
+  "antigravity",
+];
 
 /**
  * Returns the provider a packet names.
@@ -32,6 +52,8 @@ const PLANNED = ["claude", "codex", "gemini", "amp", "cursor", "antigravity"];
  */
 export function getProvider(name: string): Provider {
   if (name === "simulated") return createSimulatedProvider();
+  const profile = PROFILES[name];
+  if (profile) return createCliProvider(profile);
   if (PLANNED.includes(name)) {
     throw new UsageError(
       `Provider "${name}" is not available in this version: available providers are ${

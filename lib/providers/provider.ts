@@ -28,6 +28,7 @@
  *   Session,
  *   SessionRequest,
  * } from "./provider.ts";
+ * import { DEFAULT_AGENT_OPTIONS } from "../packet/agent_options.ts";
  * import assert from "node:assert/strict";
  *
  * function echoSession(request: SessionRequest): Session {
@@ -59,8 +60,8 @@
  *
  * const session = await echo.start({
  *   prompt_id: "01", attempt: 1, ordinal: 1, mode: "run", text: "hi",
- *   cwd: ".", repos: {}, model: null, allowed_tools: null,
- *   permission_mode: null, script: null,
+ *   cwd: ".", repos: {}, model: null, agent: DEFAULT_AGENT_OPTIONS,
+ *   max_steers: 3, tmpdir: null, script: null,
  *   signal: new AbortController().signal,
  * });
  * const types: string[] = [];
@@ -72,6 +73,7 @@
  * @module
  */
 
+import type { AgentOptions } from "../packet/agent_options.ts";
 import type { AttemptMode, ProviderEvent } from "../shared/events.ts";
 
 export type { AttemptMode };
@@ -98,10 +100,17 @@ export interface SessionRequest {
   repos: Record<string, string>;
   /** The model, or `null` for the provider's default. */
   model: string | null;
-  /** Tools the agent may use, or `null` for the provider's default. */
-  allowed_tools: string[] | null;
-  /** The agent's permission mode, or `null` for the provider's default. */
-  permission_mode: string | null;
+  /** The prompt's provider options (`agent:` in the packet). */
+  agent: AgentOptions;
+  /** The prompt's steer budget: a CLI with a live-input lane opens it when above 0. */
+  max_steers: number;
+  /** A private directory for the agent's temporary files, or `null`. */
+  tmpdir: string | null;
+  /**
+   * Adds a line to the attempt's transcript (the argv, the CLI's version,
+   * a line of its output that is not an event); never throws.
+   */
+  note?: (text: string) => void;
   /** The simulated provider's script (other providers ignore it). */
   script: unknown;
   /** Aborted when the run is interrupted. */

@@ -49,7 +49,12 @@ const EDIT_TOOLS = [
   "str_replace_editor",
 ];
 const WRITE_TOOLS = ["Write", "create_file", "write_to_file", "write_file"];
-const PATH_ONLY_TOOLS = ["file_change", "replace_file_content", "apply_patch"];
+const PATH_ONLY_TOOLS = [
+  "file_change",
+  "replace_file_content",
+  "apply_patch",
+  "replace",
+];
 const LCS_LIMIT = 250_000;
 
 /**

@@ -59,6 +59,7 @@ export function toolKind(name: string): ToolKind {
       return "glob";
     case "file_change":
     case "apply_patch":
+    case "replace":
       return "file_change";
     default:
       return "other";

@@ -103,6 +103,17 @@ export class EventOutput {
     if (this.#transcript) await this.#transcript.sink.text(text);
   }
 
+  /**
+   * A line for the attempt's transcript only (the agent's argv and version,
+   * a line of its output that is not an event). Never throws: a failed
+   * write surfaces on the transcript's next flush.
+   */
+  note(text: string): void {
+    const transcript = this.#transcript;
+    if (transcript === null) return;
+    transcript.sink.text(`${text.replace(/\n+$/, "")}\n`).catch(() => {});
+  }
+
   /** Closes the output at the end of the run (an open line, a footer). */
   async finish(): Promise<void> {
     await this.text(this.#renderer.finish());

@@ -9,6 +9,15 @@ import { normalizePromptId } from "../packet/load_packet.ts";
 import { getProvider } from "../providers/get_provider.ts";
 import type { Provider } from "../providers/provider.ts";
 import { NotFoundError, UsageError } from "../shared/errors.ts";
+import { rootRefusal } from "../packet/agent_options.ts";
+
+function currentUid(): number | null {
+  try {
+    return Deno.uid();
+  } catch {
+    return null;
+  }
+}
 import { isDirectory } from "../shared/files.ts";
 
 /** A prompt with the provider and model it will run on. */
@@ -104,6 +113,20 @@ export async function planRun(
   const planned: PlannedPrompt[] = [];
   for (const prompt of ordered) {
     const provider = getProvider(options.provider ?? prompt.provider);
+    const refusal = rootRefusal(
+      provider.name,
+      prompt.agent,
+      currentUid(),
+      { IS_SANDBOX: Deno.env.get("IS_SANDBOX") },
+    );
+    if (refusal !== null) {
+      throw new UsageError(
+        `Cannot run prompt ${prompt.id} as root: ${refusal}`,
+        {
+          code: "INVALID_PACKET",
+        },
+      );
+    }
     const problem = provider.checkScript(prompt.simulate);
     if (problem !== null && provider.name === "simulated") {
       throw new UsageError(

@@ -17,6 +17,8 @@ import type {
 } from "../providers/provider.ts";
 import type { ProviderEvent } from "../shared/events.ts";
 import type { RunContext } from "./_run_context.ts";
+import { join } from "node:path";
+import { ensurePrivateDir } from "../shared/private_files.ts";
 
 /** The longest a runner goes without consuming control requests. */
 const IDLE_TICK_MS = 1000;
@@ -124,8 +126,10 @@ export async function driveSession(
     cwd: prompt.cwd,
     repos: Object.fromEntries(ctx.packet.repos.map((r) => [r.name, r.path])),
     model,
-    allowed_tools: prompt.allowed_tools,
-    permission_mode: prompt.permission_mode,
+    agent: prompt.agent,
+    max_steers: prompt.recovery.max_steers,
+    tmpdir: await attemptTmpdir(ctx, prompt.id, attempt),
+    note: (text) => ctx.output.note(text),
     script: prompt.simulate,
     signal: ctx.abort.signal,
   };
@@ -263,8 +267,32 @@ export async function driveSession(
     ctx.session = null;
     await session.close();
     ctx.steers.requeueInterrupting();
+    if (request.tmpdir !== null) {
+      await Deno.remove(request.tmpdir, { recursive: true }).catch(() => {});
+    }
   }
   return { failure, interrupted: false, resumes };
+}
+
+/**
+ * A private directory for the agent's temporary files during one attempt
+ * (`<state root>/tmp/<run>-<prompt>-<attempt>`), removed when the attempt
+ * ends; `null` for an in-memory run or when it cannot be made.
+ */
+async function attemptTmpdir(
+  ctx: RunContext,
+  promptId: string,
+  attempt: number,
+): Promise<string | null> {
+  const root = ctx.stateRoot;
+  if (root === null) return null;
+  const dir = join(root, "tmp", `${ctx.runId}-${promptId}-${attempt}`);
+  try {
+    await ctx.guardLinks(() => ensurePrivateDir(dir, { within: root }));
+    return dir;
+  } catch {
+    return null;
+  }
 }
 
 /**

@@ -73,6 +73,16 @@ export class SteerQueue {
       await this.settle(steer, true, "send_input");
       return;
     }
+    if (!session.meta.session_id) {
+      // Resuming without the thread's id would start a fresh session.
+      await this.settle(
+        steer,
+        false,
+        undefined,
+        "the agent has not reported its session id yet, so the turn cannot be interrupted and resumed on the same session",
+      );
+      return;
+    }
     this.#interrupting = steer;
     session.interrupt();
   }

@@ -228,6 +228,8 @@ export async function writeSnapshotFile(
     tool_count: 0,
     input_tokens: 0,
     output_tokens: 0,
+    cost_usd: null,
+    agent_pid: null,
     event_count: 0,
     last_seq: 0,
     steer_count: 0,

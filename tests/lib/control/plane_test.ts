@@ -67,6 +67,8 @@ const SNAPSHOT_FIELDS = [
   "tool_count",
   "input_tokens",
   "output_tokens",
+  "cost_usd",
+  "agent_pid",
   "event_count",
   "last_seq",
   "steer_count",

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
+import { DEFAULT_AGENT_OPTIONS } from "../../../lib/packet/agent_options.ts";
 import {
   loadPacket,
   MANIFEST_FILE,
@@ -101,8 +102,7 @@ Deno.test("loadPacket() loads the manifest, its repos and its prompts", async ()
       ...DEFAULT_RECOVERY,
       retry: { ...DEFAULT_RECOVERY.retry, base_delay_ms: 0, max_delay_ms: 0 },
     },
-    allowed_tools: null,
-    permission_mode: null,
+    agent: DEFAULT_AGENT_OPTIONS,
     timeout_ms: null,
     cwd: workspace,
     body: "Write NOTES.md.\n",
@@ -234,8 +234,7 @@ Deno.test("loadPacket() fills the documented defaults when the manifest says not
   const prompt = loaded.prompts[0]!;
   assert.equal(prompt.provider, "claude");
   assert.deepEqual(prompt.recovery, DEFAULT_RECOVERY);
-  assert.equal(prompt.allowed_tools, null);
-  assert.equal(prompt.permission_mode, null);
+  assert.deepEqual(prompt.agent, DEFAULT_AGENT_OPTIONS);
   assert.equal(prompt.timeout_ms, null);
   assert.equal(prompt.phase, 1);
 });
@@ -279,52 +278,140 @@ Deno.test("loadPacket() refuses a view setting outside its allowed values and na
   assert.match(error.message, /everything/);
 });
 
-Deno.test("loadPacket() lets a prompt override provider, model, tools, permission mode and timeout", async () => {
+Deno.test("loadPacket() lets a prompt override provider, model, agent options key by key, and timeout_ms", async () => {
   await using packet = await makePacket({
     prompts: {
       "01_inherit.prompt.md": PROMPT,
       "02_own.prompt.md": promptFile(
         [
-          "provider: Codex",
-          "model: gpt-x",
-          "allowed_tools: [Read]",
-          "permission_mode: plan",
-          "timeout: unbounded",
+          "model: sonnet",
+          "agent:",
+          "  permission_mode: plan",
+          "  env: {EXTRA: 2}",
+          "timeout_ms: unbounded",
         ].join("\n"),
       ),
     },
-    manifest: [
-      "model: opus",
-      "allowed_tools: [Read, Edit]",
-      "permission_mode: acceptEdits",
-      "timeout: 60000",
-    ].join("\n"),
     git: false,
   });
+  await writeManifest(
+    packet,
+    [
+      "provider: claude",
+      "model: opus",
+      "agent:",
+      "  bin: tools/claude",
+      "  allowed_tools: [Read, Edit]",
+      "  permission_mode: acceptEdits",
+      "  add_dirs: [../shared]",
+      "  max_turns: 7",
+      "timeout_ms: 60000",
+    ].join("\n"),
+  );
   const loaded = await loadPacket(packet.dir);
   assert.equal(loaded.model, "opus");
   const [inherit, own] = loaded.prompts;
   assert.deepEqual(
-    [
-      inherit?.provider,
-      inherit?.model,
-      inherit?.allowed_tools,
-      inherit?.permission_mode,
-      inherit?.timeout_ms,
-    ],
-    ["simulated", "opus", ["Read", "Edit"], "acceptEdits", 60000],
+    [inherit?.provider, inherit?.model, inherit?.timeout_ms],
+    ["claude", "opus", 60000],
   );
-  assert.deepEqual(
-    [
-      own?.provider,
-      own?.model,
-      own?.allowed_tools,
-      own?.permission_mode,
-      own?.timeout_ms,
-    ],
-    ["codex", "gpt-x", ["Read"], "plan", null],
+  assert.deepEqual(inherit?.agent, {
+    ...DEFAULT_AGENT_OPTIONS,
+    bin: join(loaded.dir, "tools/claude"),
+    allowed_tools: ["Read", "Edit"],
+    permission_mode: "acceptEdits",
+    add_dirs: [resolve(loaded.dir, "../shared")],
+    max_turns: 7,
+  });
+  assert.deepEqual([own?.model, own?.timeout_ms], ["sonnet", null]);
+  assert.deepEqual(own?.agent, {
+    ...inherit?.agent,
+    permission_mode: "plan",
+    env: { EXTRA: "2" },
+  });
+});
+
+Deno.test("loadPacket() refuses an agent option that does not apply to the prompt's provider, naming the file it is in", async () => {
+  await using packet = await makePacket({
+    prompts: {
+      "01_a.prompt.md": PROMPT,
+      "02_b.prompt.md": promptFile("provider: codex"),
+    },
+    git: false,
+  });
+  await writeManifest(
+    packet,
+    "provider: claude\nagent:\n  allowed_tools: [Read]",
+  );
+  await assert.rejects(
+    () => loadPacket(packet.dir),
+    (error: Error) => {
+      assert.ok(error instanceof UsageError);
+      assert.match(
+        error.message,
+        /prompt_runner_packet\.md": agent\.allowed_tools does not apply to provider "codex" \(it is for claude\)/,
+      );
+      return true;
+    },
   );
 });
+
+for (
+  const [line, expected] of [
+    [
+      "agent: {sandbox: open}",
+      /agent\.sandbox for codex must be one of read-only, workspace-write, danger-full-access, found "open"/,
+    ],
+    ["agent: {colour: red}", /unknown key "agent\.colour"/],
+    [
+      "agent: {max_turns: 0}",
+      /agent\.max_turns does not apply to provider "codex"/,
+    ],
+    ["agent: [bin]", /agent must be a mapping/],
+    ['agent: {env: {"1BAD": x}}', /agent\.env: "1BAD" is not a valid name/],
+    [
+      "agent: {config: {k: [1]}}",
+      /agent\.config\.k must be a string, a number or true\/false/,
+    ],
+    [
+      "agent: {steer_lane: sideways}",
+      /agent\.steer_lane for codex must be one of auto, resume/,
+    ],
+  ] as const
+) {
+  Deno.test(`loadPacket() refuses a bad agent block: ${line}`, async () => {
+    await using packet = await makePacket({
+      prompts: { "01_a.prompt.md": promptFile(`provider: codex\n${line}`) },
+      git: false,
+    });
+    await assert.rejects(() => loadPacket(packet.dir), expected);
+  });
+}
+
+for (
+  const [key, replacement] of [
+    ["timeout: 5000", "timeout_ms"],
+    ["allowed_tools: [Read]", "agent.allowed_tools"],
+    ["permission_mode: plan", "agent.permission_mode"],
+  ] as const
+) {
+  Deno.test(`loadPacket() refuses the older key "${key}" with a hint naming ${replacement}`, async () => {
+    await using packet = await makePacket({
+      prompts: { "01_a.prompt.md": PROMPT },
+      manifest: key,
+      git: false,
+    });
+    await assert.rejects(
+      () => loadPacket(packet.dir),
+      (error: Error) => {
+        assert.ok(error instanceof UsageError);
+        assert.match(error.message, /is no longer a key/);
+        assert.equal(error.hint, `Use ${replacement} instead`);
+        return true;
+      },
+    );
+  });
+}
 
 Deno.test("loadPacket() maps provider aliases to their names", async () => {
   await using packet = await makePacket({
@@ -346,11 +433,11 @@ Deno.test("loadPacket() maps provider aliases to their names", async () => {
 Deno.test("loadPacket() refuses a timeout that is not a positive number or unbounded", async () => {
   const { message, file } = await refusedPrompt(
     "01_a.prompt.md",
-    promptFile("timeout: -5"),
+    promptFile("timeout_ms: -5"),
   );
   assert.equal(
     message,
-    `Invalid packet file "${file}": timeout must be a positive number of milliseconds or "unbounded", found -5`,
+    `Invalid packet file "${file}": timeout_ms must be a positive number of milliseconds or "unbounded", found -5`,
   );
 });
 

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { DEFAULT_AGENT_OPTIONS } from "../../../lib/packet/agent_options.ts";
 import { createSimulatedProvider } from "../../../lib/providers/simulated.ts";
 import { parseSimulatedScript } from "../../../lib/providers/simulated_script.ts";
 import type {
@@ -24,8 +25,9 @@ function request(
     cwd: dir,
     repos: { app: dir },
     model: null,
-    allowed_tools: null,
-    permission_mode: null,
+    agent: DEFAULT_AGENT_OPTIONS,
+    max_steers: 3,
+    tmpdir: null,
     script,
     signal: new AbortController().signal,
     ...overrides,

@@ -1,0 +1,216 @@
+/**
+ * A provider made of an agent CLI's profile: finds the binary, builds the
+ * environment, writes the argv (secrets masked) and the CLI's version at the
+ * top of the attempt's transcript, and starts or resumes a
+ * {@linkcode CliSession}.
+ *
+ * @module
+ */
+
+import type { CliInvocation, CliProfile } from "./cli_profile.ts";
+import { CliSession } from "./cli_session.ts";
+import type {
+  Provider,
+  ResumeRequest,
+  SessionMeta,
+  SessionRequest,
+} from "./provider.ts";
+
+/** How long `--version` may take. */
+const VERSION_TIMEOUT_MS = 15_000;
+
+const SECRET_NAME = /key|token|secret|password|credential|auth/i;
+
+/**
+ * The argv as a transcript shows it: each argument quoted when it needs to
+ * be, and secrets masked (a value after a flag or in a `name=value` pair
+ * whose name looks secret, and any value of a secret-looking variable).
+ *
+ * @example Usage
+ * ```ts
+ * import { maskedArgv } from "./cli_provider.ts";
+ * import assert from "node:assert/strict";
+ *
+ * assert.equal(
+ *   maskedArgv("codex", ["-c", "api_key=abc", "hi there"], {}),
+ *   "codex -c 'api_key=***' 'hi there'",
+ * );
+ * ```
+ */
+export function maskedArgv(
+  bin: string,
+  args: string[],
+  env: Record<string, string>,
+): string {
+  const secrets = Object.entries(env)
+    .filter(([name, value]) => SECRET_NAME.test(name) && value.length >= 6)
+    .map(([, value]) => value);
+  const out = [bin];
+  for (let i = 0; i < args.length; i++) {
+    let arg = args[i]!;
+    const previous = args[i - 1] ?? "";
+    if (previous.startsWith("-") && SECRET_NAME.test(previous)) arg = "***";
+    const pair = /^([^=\s]+)=(.*)$/s.exec(arg);
+    if (pair && SECRET_NAME.test(pair[1]!)) arg = `${pair[1]}=***`;
+    for (const secret of secrets) arg = arg.replaceAll(secret, "***");
+    out.push(quote(arg));
+  }
+  return out.join(" ");
+}
+
+function quote(arg: string): string {
+  if (/^[A-Za-z0-9_@%+=:,./-]+$/.test(arg)) return arg;
+  return `'${arg.replaceAll("'", `'\\''`)}'`;
+}
+
+const versions = new Map<string, Promise<string | null>>();
+
+/** The CLI's `--version` line (once per binary per process), or `null`. */
+function cliVersion(
+  bin: string,
+  env: Record<string, string>,
+  cwd: string,
+): Promise<string | null> {
+  let version = versions.get(bin);
+  if (version === undefined) {
+    version = (async () => {
+      try {
+        const child = new Deno.Command(bin, {
+          args: ["--version"],
+          env,
+          clearEnv: true,
+          cwd,
+          stdin: "null",
+          stdout: "piped",
+          stderr: "null",
+          signal: AbortSignal.timeout(VERSION_TIMEOUT_MS),
+        }).spawn();
+        const output = await child.output();
+        const line = new TextDecoder().decode(output.stdout).split("\n")[0]
+          ?.trim();
+        return line ? line.slice(0, 200) : null;
+      } catch {
+        return null;
+      }
+    })();
+    versions.set(bin, version);
+  }
+  return version;
+}
+
+/** The binary a prompt runs: `agent.bin`, else `$PROMPT_RUNNER_<NAME>_BIN`, else the name on `PATH`. */
+export function cliBinary(profile: CliProfile, request: SessionRequest): {
+  bin: string;
+  from: string;
+} {
+  if (request.agent.bin !== null) {
+    return { bin: request.agent.bin, from: "agent.bin" };
+  }
+  const variable = `PROMPT_RUNNER_${profile.name.toUpperCase()}_BIN`;
+  const fromEnv = Deno.env.get(variable);
+  if (fromEnv) return { bin: fromEnv, from: `$${variable}` };
+  return { bin: profile.binName, from: "PATH" };
+}
+
+/**
+ * A provider driving the CLI a profile describes.
+ *
+ * @example Usage
+ * ```ts
+ * import { createCliProvider } from "./cli_provider.ts";
+ * import { claudeProfile } from "./claude.ts";
+ * import assert from "node:assert/strict";
+ *
+ * if (claudeProfile !== null) {
+ *   assert.equal(createCliProvider(claudeProfile).name, "claude");
+ * }
+ * ```
+ */
+export function createCliProvider(profile: CliProfile): Provider {
+  const launch = async (
+    request: SessionRequest,
+    sessionId: string | null,
+  ): Promise<CliSession> => {
+    const { bin, from } = cliBinary(profile, request);
+    const liveInput = request.agent.steer_lane !== "resume" &&
+      profile.input !== undefined &&
+      profile.liveInput(request.agent, request.max_steers);
+    const invocation: CliInvocation = {
+      text: request.text,
+      cwd: request.cwd,
+      model: request.model,
+      options: request.agent,
+      liveInput,
+    };
+    const args = sessionId === null
+      ? profile.startArgs(invocation)
+      : profile.resumeArgs(invocation, sessionId);
+    const env: Record<string, string> = {
+      ...Deno.env.toObject(),
+      ...(profile.env?.(invocation) ?? {}),
+      ...request.agent.env,
+      ...(request.tmpdir === null ? {} : { TMPDIR: request.tmpdir }),
+    };
+    const note = (text: string): void => request.note?.(text);
+    const version = await cliVersion(bin, env, request.cwd);
+    note(`[prompt_runner] $ ${maskedArgv(bin, args, env)}`);
+    note(
+      `[prompt_runner] ${profile.name} ${
+        version ?? "(version unknown)"
+      } from ${from}; cwd ${request.cwd}${
+        request.tmpdir === null ? "" : `; TMPDIR ${request.tmpdir}`
+      }; lane ${liveInput ? "send_input" : "interrupt_and_resume"}`,
+    );
+    const meta: SessionMeta = {
+      provider: profile.name,
+      session_id: sessionId ?? "",
+      model: request.model ?? profile.defaultModel,
+    };
+    try {
+      return new CliSession({
+        profile,
+        bin,
+        args,
+        env,
+        cwd: request.cwd,
+        input: liveInput ? profile.input!.prompt(request.text) : null,
+        meta,
+        version,
+        note,
+        signal: request.signal,
+      });
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) {
+        throw new Error(
+          `the ${profile.name} CLI was not found (${
+            from === "PATH" ? `"${bin}" is not on PATH` : `${from} is "${bin}"`
+          }); install it, or set agent.bin or $PROMPT_RUNNER_${profile.name.toUpperCase()}_BIN`,
+        );
+      }
+      if (error instanceof Deno.errors.PermissionDenied) {
+        throw new Error(
+          `cannot run the ${profile.name} CLI "${bin}": ${
+            (error as Error).message
+          }`,
+        );
+      }
+      throw error;
+    }
+  };
+  return {
+    name: profile.name,
+    defaultModel: profile.defaultModel,
+    checkScript: () => null,
+    start: (request) => launch(request, null),
+    resume: (meta: SessionMeta, request: ResumeRequest) => {
+      if (!meta.session_id) {
+        return Promise.reject(
+          new Error(
+            `the ${profile.name} CLI never reported its session id: resuming would start a fresh session`,
+          ),
+        );
+      }
+      return launch(request, meta.session_id);
+    },
+  };
+}

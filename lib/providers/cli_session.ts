@@ -1,0 +1,314 @@
+/**
+ * The shared CLI-process core: one agent CLI process as a provider
+ * {@linkcode Session}. The adapter's {@linkcode CliProfile} builds the argv
+ * and reads the lines; this file spawns, reads, signals and decides what an
+ * exit means, the same way for every CLI.
+ *
+ * - The process runs in its own process group, so a signal reaches the
+ *   agent and every tool it started; after it exits, whatever is left of
+ *   the group is killed.
+ * - `interrupt()` sends SIGINT to the group, then SIGKILL after a grace
+ *   period. Once the core signalled, neither the exit code nor the CLI's
+ *   "aborted" result is a failure: the driver knows why it interrupted.
+ * - On the send_input lane the core counts one terminal line per frame it
+ *   wrote; only the last expected one ends the stream, and the failure or
+ *   completion events of the turns a steer preempted are dropped.
+ * - A line that is not JSON is kept in the transcript; a parser that throws
+ *   loses that line only, never the run.
+ *
+ * @module
+ */
+
+import type { CliFailure, CliProfile } from "./cli_profile.ts";
+import { type ChildLines, spawnChildLines } from "./child_lines.ts";
+import type { Session, SessionMeta } from "./provider.ts";
+import type { ProviderEvent } from "../shared/events.ts";
+
+/** How long a CLI has to exit after SIGINT before the group is killed. */
+export const INTERRUPT_GRACE_MS = 3000;
+
+/** The longest text line of a CLI's output kept in the transcript. */
+const NOTE_CHARS = 2000;
+
+/** Added to a steer's text: it preempts the turn, the task stays. */
+export const CARRY_ON =
+  "\n\n(This is a steer from the operator, not a new task. " +
+  "Take it into account and carry on with the work you were doing: the task " +
+  "is unchanged. Do not start over and do not stop to acknowledge this message.)";
+
+const ENDING_TYPES = new Set(["run_completed", "run_failed", "error_occurred"]);
+
+/**
+ * The events that report a CLI's failure: `error_occurred` then
+ * `run_failed`, carrying the failure class as the provider error's `kind`.
+ *
+ * @example Usage
+ * ```ts
+ * import { failureEvents } from "./cli_session.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const [first] = failureEvents("codex", {
+ *   kind: "provider_auth_claim",
+ *   message: "401 Unauthorized",
+ * });
+ * assert.equal(first?.type, "error_occurred");
+ * ```
+ */
+export function failureEvents(
+  provider: string,
+  failure: CliFailure,
+): ProviderEvent[] {
+  const data = {
+    error_code: failure.kind,
+    error_message: failure.message,
+    provider_error: { provider, kind: failure.kind, message: failure.message },
+  };
+  return [{ type: "error_occurred", data }, { type: "run_failed", data }];
+}
+
+/** What a CLI session is started with. */
+export interface CliSessionInit {
+  /** The adapter's profile. */
+  profile: CliProfile;
+  /** The executable. */
+  bin: string;
+  /** Its arguments. */
+  args: string[];
+  /** Its whole environment. */
+  env: Record<string, string>;
+  /** Its working directory. */
+  cwd: string;
+  /** Frames to write to stdin at once (the send_input lane), else `null`. */
+  input: string[] | null;
+  /** The session's handles; `session_id` is filled in once the CLI says it. */
+  meta: SessionMeta;
+  /** The CLI's version, for `run_started`. */
+  version: string | null;
+  /** Writes a line to the attempt's transcript. */
+  note: (text: string) => void;
+  /** Aborted when the run is interrupted. */
+  signal: AbortSignal;
+  /** SIGINT-to-SIGKILL grace (default {@linkcode INTERRUPT_GRACE_MS}). */
+  graceMs?: number;
+}
+
+/** One running CLI process as a provider session. */
+export class CliSession implements Session {
+  /** @inheritdoc */
+  readonly meta: SessionMeta;
+  /** @inheritdoc */
+  readonly acceptsInputAfterStart: boolean;
+  /** @inheritdoc */
+  readonly events: AsyncIterable<ProviderEvent>;
+  readonly #init: CliSessionInit;
+  readonly #child: ChildLines;
+  #interrupted = false;
+  #expected = 1;
+  #seen = 0;
+  #inputClosed = false;
+  #killTimer: ReturnType<typeof setTimeout> | undefined;
+
+  /**
+   * Spawns the CLI.
+   *
+   * @throws {Deno.errors.NotFound} when the executable does not exist.
+   */
+  constructor(init: CliSessionInit) {
+    this.#init = init;
+    this.meta = init.meta;
+    this.acceptsInputAfterStart = init.input !== null;
+    this.#child = spawnChildLines(init.bin, {
+      args: init.args,
+      cwd: init.cwd,
+      env: init.env,
+      clearEnv: true,
+      stdin: init.input === null ? "null" : "piped",
+    });
+    this.events = this.#run();
+    init.signal.addEventListener("abort", () => this.interrupt(), {
+      once: true,
+    });
+  }
+
+  /** The CLI's pid (also its process group id). */
+  get pid(): number {
+    return this.#child.pid;
+  }
+
+  /** @inheritdoc */
+  interrupt(): void {
+    if (this.#interrupted) return;
+    this.#interrupted = true;
+    this.#init.note(`[prompt_runner] SIGINT to the ${this.meta.provider} CLI`);
+    this.#child.signal("SIGINT");
+    this.#killTimer = setTimeout(() => {
+      this.#init.note(
+        `[prompt_runner] the ${this.meta.provider} CLI was still running ${
+          this.#init.graceMs ?? INTERRUPT_GRACE_MS
+        } ms after SIGINT: SIGKILL to its process group`,
+      );
+      this.#child.signal("SIGKILL");
+    }, this.#init.graceMs ?? INTERRUPT_GRACE_MS);
+  }
+
+  /** @inheritdoc */
+  async send(text: string): Promise<void> {
+    const input = this.#init.profile.input;
+    if (!this.acceptsInputAfterStart || input === undefined) {
+      throw new Error(`the ${this.meta.provider} session takes no live input`);
+    }
+    if (
+      this.#inputClosed || this.#interrupted || this.#seen >= this.#expected
+    ) {
+      throw new Error("the turn is over");
+    }
+    this.#expected++;
+    try {
+      await this.#write(input.steer(text + CARRY_ON));
+    } catch (error) {
+      this.#expected--;
+      throw error;
+    }
+  }
+
+  /** @inheritdoc */
+  async close(): Promise<void> {
+    clearTimeout(this.#killTimer);
+    await this.#child.close(this.#init.graceMs ?? INTERRUPT_GRACE_MS);
+    this.#sweepGroup();
+  }
+
+  async #write(frames: string[]): Promise<void> {
+    for (const frame of frames) await this.#child.write(`${frame}\n`);
+  }
+
+  async #closeInput(): Promise<void> {
+    if (this.#inputClosed) return;
+    this.#inputClosed = true;
+    await this.#child.closeInput();
+  }
+
+  /** Kills what is left of the process group once its leader is gone. */
+  #sweepGroup(): void {
+    try {
+      Deno.kill(-this.#child.pid, "SIGKILL");
+    } catch {
+      // Nothing left in the group.
+    }
+  }
+
+  #started(): ProviderEvent {
+    const id = this.meta.session_id;
+    return {
+      type: "run_started",
+      data: {
+        provider: this.meta.provider,
+        model: this.meta.model,
+        session_id: id || null,
+        provider_session_id: id || null,
+        cli_version: this.#init.version,
+        pid: this.#child.pid,
+      },
+    };
+  }
+
+  async *#run(): AsyncGenerator<ProviderEvent> {
+    const { profile, note } = this.#init;
+    const name = profile.name;
+    const parser = profile.parser();
+    let started = false;
+    let sawTerminal = false;
+    let fatal = false;
+    if (this.#init.input !== null) {
+      await this.#write(this.#init.input).catch((error) =>
+        note(`[prompt_runner] cannot write to ${name}'s stdin: ${error}`)
+      );
+    }
+    {
+      for await (const parsed of this.#child.json()) {
+        const text = parsed.line.text;
+        if (parsed.kind === "text") {
+          if (parsed.reason !== "blank") {
+            note(
+              `[${name}] ${text.slice(0, NOTE_CHARS)}${
+                text.length > NOTE_CHARS ? "…" : ""
+              }`,
+            );
+          }
+        }
+        let result;
+        try {
+          result = parser.line(
+            text,
+            parsed.kind === "json" ? parsed.value : undefined,
+          );
+        } catch (error) {
+          note(`[prompt_runner] unreadable ${name} line: ${error}`);
+          continue;
+        }
+        if (typeof result.session_id === "string" && !this.meta.session_id) {
+          this.meta.session_id = result.session_id;
+        }
+        if (typeof result.model === "string" && result.model) {
+          this.meta.model = result.model;
+        }
+        if (
+          !started &&
+          (this.meta.session_id || result.events.length > 0 ||
+            result.terminal || result.fatal)
+        ) {
+          started = true;
+          yield this.#started();
+        }
+        let last = true;
+        if (result.terminal) {
+          this.#seen++;
+          sawTerminal = true;
+          last = this.#seen >= this.#expected;
+        }
+        const keepEnding = !this.#interrupted && last;
+        for (const event of result.events) {
+          if (keepEnding || !ENDING_TYPES.has(event.type)) yield event;
+        }
+        if (result.fatal && !this.#interrupted) {
+          fatal = true;
+          yield* failureEvents(name, result.fatal);
+          note(`[prompt_runner] ${name}: ${result.fatal.message}; killing it`);
+          this.#child.signal("SIGKILL");
+          break;
+        }
+        if (result.terminal && this.#seen >= this.#expected) {
+          await this.#closeInput();
+        }
+      }
+    }
+    const exit = await this.#child.exit;
+    clearTimeout(this.#killTimer);
+    this.#sweepGroup();
+    note(
+      `[prompt_runner] ${name} exited: ${
+        exit.signal ? `signal ${exit.signal}` : `code ${exit.code}`
+      }${this.#interrupted ? " (after our signal)" : ""}`,
+    );
+    if (fatal || this.#interrupted) return;
+    const failure = parser.exit({
+      code: exit.signal ? null : exit.code,
+      signal: exit.signal,
+      stderr: exit.stderr,
+      interrupted: false,
+      sawTerminal,
+    }) ?? (sawTerminal && this.#seen >= this.#expected ? null : {
+      kind: "transport_disconnect",
+      message: `${name} exited (${
+        exit.signal ? `signal ${exit.signal}` : `code ${exit.code}`
+      }) without finishing its turn${
+        exit.stderr.length
+          ? `; stderr: ${exit.stderr.slice(-5).join(" | ")}`
+          : ""
+      }`,
+    });
+    if (failure === null) return;
+    if (!started) yield this.#started();
+    yield* failureEvents(name, failure);
+  }
+}
