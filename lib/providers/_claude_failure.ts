@@ -58,20 +58,19 @@ function statusClass(status: number | null): string | null {
 
 /**
  * The class of an API error. The CLI calls a 529 `server_error`, so the API
- * error type and the status are read first; a lost connection (no status)
- * is a `transport_disconnect`, which a resume may cure.
+ * error type and the HTTP status are read before the CLI's own word; a lost
+ * connection (no status) is a `transport_disconnect`, which a resume may
+ * cure.
  */
 export function apiErrorClass(api: ClaudeApiError): string {
   const byType = api.type === null ? undefined : TYPE_CLASSES[api.type];
   if (byType !== undefined) return byType;
-  if (
-    api.status === null &&
-    /connection|ECONNRESET|socket|terminated/i.test(api.message)
-  ) {
+  const byStatus = statusClass(api.status);
+  if (byStatus !== null) return byStatus;
+  if (/connection|ECONNRESET|socket|terminated/i.test(api.message)) {
     return "transport_disconnect";
   }
-  return ERROR_CLASSES[api.error] ?? statusClass(api.status) ??
-    "provider_runtime_claim";
+  return ERROR_CLASSES[api.error] ?? "provider_runtime_claim";
 }
 
 /** The failure a `result` line reports, or `null` when it succeeded. */
@@ -95,16 +94,20 @@ export function resultFailure(
   if (result.is_error !== true && subtype === "success") {
     return deniedFailure(result.permission_denials);
   }
-  if (api !== null) return { kind: apiErrorClass(api), message };
+  const status = typeof result.api_error_status === "number"
+    ? result.api_error_status
+    : null;
+  if (api !== null) {
+    // 2.1.197 leaves the status off the assistant line but puts it here.
+    const kind = apiErrorClass({ ...api, status: api.status ?? status });
+    return { kind, message };
+  }
   if (subtype === "error_max_turns" || reason === "max_turns") {
     return { kind: "provider_config_claim", message };
   }
   if (/No conversation found with session ID/i.test(message)) {
     return { kind: "provider_config_claim", message };
   }
-  const status = typeof result.api_error_status === "number"
-    ? result.api_error_status
-    : null;
   return { kind: statusClass(status) ?? "provider_runtime_claim", message };
 }
 

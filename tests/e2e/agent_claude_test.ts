@@ -1,7 +1,14 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { agentAvailable, agentBin } from "../_helpers/agent_cli.ts";
-import { claudeEnv } from "../_helpers/agents/claude.ts";
+import { claudeEnv, claudeFixture } from "../_helpers/agents/claude.ts";
+import type { AgentFixture } from "../_helpers/agents/fixture.ts";
+import { runCli } from "../_helpers/run_cli.ts";
+import {
+  makePacket,
+  promptFile,
+  type TempPacket,
+} from "../_helpers/temp_packet.ts";
 import {
   startAnthropicServer,
   userTexts,
@@ -298,5 +305,131 @@ Deno.test({
     assert.ok(texts.some((t) => t.includes("steer text")));
     const ids = new Set(results.map((r) => r.session_id).filter(Boolean));
     assert.equal(ids.size, 1);
+  },
+});
+
+// ---------------------------------------------------------------------------
+// The real prompt_runner process with the real CLI and the scripted server.
+
+interface ClaudePacket extends AsyncDisposable {
+  packet: TempPacket;
+  fixture: AgentFixture;
+  env: Record<string, string>;
+}
+
+/** A packet whose prompt 01 runs the real claude against `replies`. */
+async function claudePacket(
+  replies: ScriptedReply[],
+  front: string,
+  files: Record<string, string> = { "README.md": "seed\n" },
+): Promise<ClaudePacket> {
+  const packet = await makePacket({ files });
+  const fixture = await claudeFixture(packet.root, replies);
+  const agent = JSON.stringify(fixture.agent);
+  await packet.writePrompt(
+    "01_claude.prompt.md",
+    promptFile(
+      `name: Claude task\nprovider: claude\nagent: ${agent}\n${front}`,
+    ),
+  );
+  return {
+    packet,
+    fixture,
+    env: fixture.env,
+    async [Symbol.asyncDispose](): Promise<void> {
+      await fixture.close();
+      await packet[Symbol.asyncDispose]();
+    },
+  };
+}
+
+async function stateOf(stateRoot: string): Promise<Record<string, unknown>> {
+  return JSON.parse(await Deno.readTextFile(join(stateRoot, "state.json")));
+}
+
+Deno.test({
+  name:
+    "prompt_runner run with claude: Write, Edit and Bash change the repo, the verifier passes, studio shows the Edit diff, status counts tokens and tools",
+  ignore,
+  async fn(): Promise<void> {
+    await using cp = await claudePacket(
+      [
+        {
+          thinking: "Create the notes, then fix them.",
+          text: "Writing NOTES.md.",
+          tools: [{
+            kind: "write",
+            path: "NOTES.md",
+            content: "# Notes\nstatus: draft\n",
+          }],
+          usage: { input_tokens: 1200, output_tokens: 80 },
+        },
+        {
+          tools: [{
+            kind: "edit",
+            path: "NOTES.md",
+            old: "draft",
+            new: "final",
+          }],
+          usage: { input_tokens: 1300, output_tokens: 40 },
+        },
+        {
+          tools: [{ kind: "shell", command: "echo built > build.log" }],
+          usage: { input_tokens: 1400, output_tokens: 30 },
+        },
+        {
+          text: "Notes written.",
+          usage: { input_tokens: 1500, output_tokens: 20 },
+        },
+      ],
+      [
+        "timeout_ms: 60000",
+        "verify:",
+        "  files_exist: [NOTES.md, build.log]",
+        "  contains: [{path: NOTES.md, text: 'status: final'}]",
+      ].join("\n"),
+    );
+    const run = await runCli([
+      "run",
+      cp.packet.dir,
+      "--log-mode",
+      "studio",
+      "--diff",
+      "full",
+    ], {
+      env: cp.env,
+    });
+    assert.equal(run.code, 0, run.stderr + run.stdout);
+    assert.equal(
+      await Deno.readTextFile(join(cp.packet.workspace, "NOTES.md")),
+      "# Notes\nstatus: final\n",
+    );
+    assert.equal(
+      await Deno.readTextFile(join(cp.packet.workspace, "build.log")),
+      "built\n",
+    );
+    // Studio renders the Edit event's own patch.
+    assert.match(
+      run.stdout,
+      /Edited \S*NOTES\.md {2}\+1 −1\n +- draft\n +\+ final\n/,
+    );
+    const status = await runCli(
+      ["control", "status", cp.packet.dir, "--json"],
+      {
+        env: cp.env,
+      },
+    );
+    assert.equal(status.code, 0, status.stderr);
+    const snapshot = JSON.parse(status.stdout);
+    assert.equal(snapshot.status, "completed");
+    assert.equal(snapshot.provider, "claude");
+    assert.ok(snapshot.input_tokens >= 5400, String(snapshot.input_tokens));
+    assert.ok(snapshot.output_tokens >= 170, String(snapshot.output_tokens));
+    assert.equal(snapshot.tool_count, 4);
+    const turns = cp.fixture.server!.turns();
+    assert.equal(turns.length, 4);
+    assert.ok(
+      userTexts(turns[0]!.body).some((t) => t.includes("Do the task.")),
+    );
   },
 });
