@@ -78,6 +78,7 @@ export {
 } from "./lib/runner/mod.ts";
 export type { AmendmentPhase, AmendmentRecord } from "./lib/control/mod.ts";
 export type {
+  AgentOptions,
   CommandEntry,
   ContainsEntry,
   Contract,

@@ -23,3 +23,4 @@ export {
   type PathEntry,
 } from "./contract.ts";
 export { DEFAULT_RECOVERY, type RecoveryConfig } from "./recovery.ts";
+export type { AgentOptions } from "./agent_options.ts";

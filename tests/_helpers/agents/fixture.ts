@@ -22,6 +22,11 @@ export interface AgentFixture {
    * URL, a dummy key); added to the test's own.
    */
   env: Record<string, string>;
+  /**
+   * Keys added to each prompt's front matter (the simulated provider's
+   * `simulate:` script), if any.
+   */
+  prompt_front_matter?: Record<string, unknown>;
   /** The scripted model server, or `null` (simulated, fake CLIs). */
   server: ModelServer | null;
   /** Stops the server and removes what the fixture made. */

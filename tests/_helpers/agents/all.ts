@@ -1,0 +1,32 @@
+/**
+ * Every provider the shared e2e suite runs against: the simulated provider
+ * and each real agent CLI (skipped loudly when the CLI is not installed).
+ *
+ * @module
+ */
+
+import type { AgentName } from "../agent_cli.ts";
+import type { FixtureFactory } from "./fixture.ts";
+import { simulatedFixture } from "./simulated.ts";
+
+/** A provider of the shared suite. */
+export interface SuiteProvider {
+  /** The provider's name. */
+  name: string;
+  /** The CLI it needs, or `null`. */
+  cli: AgentName | null;
+  /** Whether the steer lane is send_input (else interrupt_and_resume). */
+  sendInput: boolean;
+  /** Makes the fixture. */
+  fixture: FixtureFactory;
+}
+
+/** The providers, simulated first. */
+export const SUITE_PROVIDERS: SuiteProvider[] = [
+  {
+    name: "simulated",
+    cli: null,
+    sendInput: false,
+    fixture: simulatedFixture,
+  },
+];
