@@ -3,7 +3,8 @@ import { join } from "node:path";
 import { agentAvailable, agentBin } from "../_helpers/agent_cli.ts";
 import { claudeEnv, claudeFixture } from "../_helpers/agents/claude.ts";
 import type { AgentFixture } from "../_helpers/agents/fixture.ts";
-import { runCli } from "../_helpers/run_cli.ts";
+import { runCli, waitFor } from "../_helpers/run_cli.ts";
+import { readJsonl, startRun } from "../_helpers/live_run.ts";
 import {
   makePacket,
   promptFile,
@@ -321,10 +322,15 @@ interface ClaudePacket extends AsyncDisposable {
 async function claudePacket(
   replies: ScriptedReply[],
   front: string,
-  files: Record<string, string> = { "README.md": "seed\n" },
+  options: { ownRetries?: boolean } = {},
 ): Promise<ClaudePacket> {
-  const packet = await makePacket({ files });
+  const packet = await makePacket();
   const fixture = await claudeFixture(packet.root, replies);
+  if (options.ownRetries) {
+    // Claude Code retries as it would in production (10 times for a 401).
+    delete fixture.env.CLAUDE_CODE_MAX_RETRIES;
+    fixture.agent.env = {};
+  }
   const agent = JSON.stringify(fixture.agent);
   await packet.writePrompt(
     "01_claude.prompt.md",
@@ -431,5 +437,282 @@ Deno.test({
     assert.ok(
       userTexts(turns[0]!.body).some((t) => t.includes("Do the task.")),
     );
+  },
+});
+
+const NO_DELAY = "retry: {base_delay_ms: 0, max_delay_ms: 0, jitter: false}";
+
+function ofType(
+  events: Record<string, unknown>[],
+  type: string,
+): Record<string, unknown>[] {
+  return events.filter((e) => e.type === type);
+}
+
+function dataOf(
+  event: Record<string, unknown> | undefined,
+): Record<string, unknown> {
+  return (event?.data ?? {}) as Record<string, unknown>;
+}
+
+Deno.test({
+  name:
+    "prompt_runner steer reaches claude's live session on stdin: the held turn is preempted and the steer runs with the earlier context",
+  ignore,
+  async fn(): Promise<void> {
+    await using cp = await claudePacket([
+      {
+        tools: [{ kind: "write", path: "first.txt", content: "one\n" }],
+      },
+      { text: "Thinking for a long time.", delay_ms: 60_000 },
+      { text: "Steered: done." },
+    ], "timeout_ms: 60000\nverify: {files_exist: [first.txt]}");
+    const run = startRun(cp.packet.dir, [], { env: cp.env });
+    const server = cp.fixture.server!;
+    await waitFor(
+      "the slow turn",
+      () => Promise.resolve(server.turns().length >= 2),
+    );
+    const steer = await runCli([
+      "control",
+      "steer",
+      cp.packet.dir,
+      "use tabs, not spaces",
+      "--prompt",
+      "1",
+    ], { env: cp.env });
+    assert.equal(steer.code, 0, steer.stderr);
+    const done = await run.finish();
+    assert.equal(done.code, 0, done.stderr);
+    const turns = server.turns();
+    assert.equal(turns.length, 3);
+    const texts = userTexts(turns[2]!.body);
+    assert.ok(texts.some((t) => t.includes("Do the task.")), "earlier prompt");
+    assert.ok(texts.some((t) => t.includes("use tabs, not spaces")));
+    assert.match(JSON.stringify(turns[2]!.body), /first\.txt/, "earlier tool");
+    const [record] = await readJsonl(
+      join(cp.packet.stateRoot, "interventions", "01.jsonl"),
+    );
+    assert.equal(record?.delivery, "send_input");
+    assert.equal(record?.text, "use tabs, not spaces");
+    const started = ofType(done.events, "run_started");
+    assert.equal(started.length, 1, "one process, no resume");
+    assert.equal(ofType(done.events, "run_failed").length, 0);
+    assert.equal(ofType(done.events, "run_completed").length, 1);
+    assert.ok(
+      ofType(done.events, "message_received").some((e) =>
+        dataOf(e).content === "Steered: done."
+      ),
+    );
+    assert.equal(ofType(done.events, "prompt_completed").length, 1);
+  },
+});
+
+Deno.test({
+  name:
+    "claude's 401 fails the prompt as provider_auth_claim at the first retry line, with one attempt",
+  ignore,
+  async fn(): Promise<void> {
+    await using cp = await claudePacket(
+      Array.from({ length: 12 }, () => ({ status: 401 })),
+      // DESIGN §3 says auth is never retried unless class_attempts allows
+      // it; the core's retryLimit() does not apply that default yet, so the
+      // packet states it.
+      `timeout_ms: 120000\nrecovery: {${
+        NO_DELAY.replace(
+          "retry: {",
+          "retry: {class_attempts: {provider_auth_claim: 0}, ",
+        )
+      }}`,
+      { ownRetries: true },
+    );
+    const run = await runCli(["run", cp.packet.dir, "--json"], { env: cp.env });
+    assert.equal(run.code, 1, run.stderr);
+    const events = run.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    const failed = ofType(events, "run_failed");
+    assert.equal(failed.length, 1);
+    const providerError = dataOf(failed[0]).provider_error as Record<
+      string,
+      unknown
+    >;
+    assert.equal(providerError.kind, "provider_auth_claim");
+    // The first system/api_retry line ended it, not the last of ten.
+    assert.match(String(providerError.message), /would retry 10 times/);
+    assert.equal(ofType(events, "retry_scheduled").length, 0);
+    assert.equal(ofType(events, "prompt_started").length, 1);
+    assert.equal(ofType(events, "prompt_failed").length, 1);
+    // Claude Code would have retried 10 times; the first retry line ended it.
+    assert.ok(cp.fixture.server!.turns().length <= 2);
+    const state = await stateOf(cp.packet.stateRoot);
+    assert.match(JSON.stringify(state), /provider_auth_claim/);
+  },
+});
+
+for (
+  const [status, failureClass] of [[429, "provider_rate_limit"], [
+    529,
+    "provider_capacity",
+  ]] as const
+) {
+  Deno.test({
+    name:
+      `claude's ${status} is retried per recovery.retry as ${failureClass}; the second attempt succeeds`,
+    ignore,
+    async fn(): Promise<void> {
+      await using cp = await claudePacket(
+        [
+          { status },
+          { tools: [{ kind: "write", path: "done.txt", content: "ok\n" }] },
+          { text: "Done." },
+        ],
+        `timeout_ms: 60000\nrecovery: {${
+          NO_DELAY.replace("retry: {", "retry: {max_attempts: 1, ")
+        }}\nverify: {files_exist: [done.txt]}`,
+      );
+      const run = await runCli(["run", cp.packet.dir, "--json"], {
+        env: cp.env,
+      });
+      assert.equal(run.code, 0, run.stderr + run.stdout);
+      const events = run.stdout.trim().split("\n").map((l) => JSON.parse(l));
+      const retries = ofType(events, "retry_scheduled");
+      assert.equal(retries.length, 1);
+      assert.equal(dataOf(retries[0]).failure_class, failureClass);
+      const attempts = ofType(events, "prompt_started").map((e) =>
+        dataOf(e).attempt
+      );
+      assert.deepEqual(attempts, [1, 2]);
+      assert.equal(ofType(events, "prompt_completed").length, 1);
+      assert.equal(
+        await Deno.readTextFile(join(cp.packet.workspace, "done.txt")),
+        "ok\n",
+      );
+    },
+  });
+}
+
+Deno.test({
+  name:
+    "a dropped claude stream is resumed in the same session per recovery.resume_attempts",
+  ignore,
+  async fn(): Promise<void> {
+    await using cp = await claudePacket(
+      [
+        { tools: [{ kind: "write", path: "part1.txt", content: "1\n" }] },
+        // The stream drops, and so does the CLI's non-streaming fallback.
+        { drop: true },
+        { drop: true },
+        { tools: [{ kind: "write", path: "part2.txt", content: "2\n" }] },
+        { text: "Finished after the resume." },
+      ],
+      `timeout_ms: 60000\nrecovery: {resume_attempts: 1, ${
+        NO_DELAY.replace("retry: {", "retry: {max_attempts: 0, ")
+      }}\nverify: {files_exist: [part1.txt, part2.txt]}`,
+    );
+    const run = await runCli(["run", cp.packet.dir, "--json"], { env: cp.env });
+    assert.equal(run.code, 0, run.stderr + run.stdout);
+    const events = run.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    const resumed = ofType(events, "session_resumed");
+    assert.equal(resumed.length, 1);
+    assert.equal(dataOf(resumed[0]).failure_class, "transport_disconnect");
+    const sessions = ofType(events, "run_started").map((e) =>
+      dataOf(e).session_id
+    );
+    assert.equal(sessions.length, 2);
+    assert.match(String(sessions[0]), /^[0-9a-f-]{36}$/);
+    assert.equal(sessions[1], sessions[0]);
+    assert.equal(ofType(events, "prompt_started").length, 1, "no retry");
+    const after = cp.fixture.server!.turns()[3]!;
+    assert.match(JSON.stringify(after.body), /part1\.txt/, "context kept");
+  },
+});
+
+/** Each process now alive: pid → its parent and its start time. */
+async function processTable(): Promise<
+  Map<number, { ppid: number; start: string; name: string }>
+> {
+  // Read through a shell: Deno grants /proc to --allow-all only.
+  const out = await new Deno.Command("sh", {
+    args: ["-c", "cat /proc/[0-9]*/stat 2>/dev/null"],
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  const table = new Map<
+    number,
+    { ppid: number; start: string; name: string }
+  >();
+  for (const line of new TextDecoder().decode(out.stdout).split("\n")) {
+    const close = line.lastIndexOf(")");
+    if (close < 0) continue;
+    const fields = line.slice(close + 2).split(" ");
+    if (fields[0] === "Z") continue;
+    table.set(Number(line.slice(0, line.indexOf(" "))), {
+      ppid: Number(fields[1]),
+      start: fields[19] ?? "",
+      name: line.slice(line.indexOf("(") + 1, close),
+    });
+  }
+  return table;
+}
+
+/** The descendants of `root` in a process table: pid → "start name". */
+function descendants(
+  table: Map<number, { ppid: number; start: string; name: string }>,
+  root: number,
+): Map<number, string> {
+  const found = new Map<number, string>();
+  let frontier = new Set([root]);
+  while (frontier.size > 0) {
+    const next = new Set<number>();
+    for (const [pid, info] of table) {
+      if (frontier.has(info.ppid) && !found.has(pid)) {
+        found.set(pid, `${info.start} ${info.name}`);
+        next.add(pid);
+      }
+    }
+    frontier = next;
+  }
+  return found;
+}
+
+Deno.test({
+  name:
+    "a hung model server: the claude attempt is killed at timeout_ms and no process of the run is left",
+  ignore,
+  async fn(): Promise<void> {
+    await using cp = await claudePacket(
+      [{ hang: true }],
+      `timeout_ms: 3000\nrecovery: {resume_attempts: 0, ${
+        NO_DELAY.replace("retry: {", "retry: {max_attempts: 0, ")
+      }}`,
+    );
+    const run = startRun(cp.packet.dir, [], { env: cp.env });
+    const seen = new Map<number, string>();
+    let finished = false;
+    const done = run.finish().finally(() => {
+      finished = true;
+    });
+    while (!finished) {
+      const table = await processTable();
+      for (const [pid, id] of descendants(table, run.child.pid)) {
+        seen.set(pid, id);
+      }
+    }
+    const result = await done;
+    assert.equal(result.code, 1, result.stderr);
+    const failed = ofType(result.events, "prompt_failed");
+    assert.equal(failed.length, 1);
+    assert.match(JSON.stringify(failed[0]), /transport_timeout/);
+    assert.equal(ofType(result.events, "prompt_started").length, 1);
+    assert.ok(
+      [...seen.values()].some((id) => id.endsWith(" claude")),
+      `the claude CLI was seen among ${[...seen.values()].join(", ")}`,
+    );
+    const table = await processTable();
+    const left = [...seen].filter(([pid, id]) => {
+      const now = table.get(pid);
+      return now !== undefined && `${now.start} ${now.name}` === id;
+    });
+    assert.deepEqual(left, [], "no process of the run is left");
+    assert.equal(cp.fixture.server!.turns().length, 1);
   },
 });
