@@ -91,7 +91,7 @@ function isRoot(): boolean {
 export const claudeProfile: CliProfile = {
   name: "claude",
   binName: "claude",
-  defaultModel: "claude (CLI default)",
+  defaultModel: "default",
   liveInput(options: AgentOptions, maxSteers: number): boolean {
     return maxSteers > 0 && options.steer_lane !== "resume";
   },

@@ -674,6 +674,46 @@ function descendants(
   return found;
 }
 
+/**
+ * Runs prompt 01 until its `timeout_ms`, recording every descendant of the
+ * runner process meanwhile; asserts the attempt failed on the timeout and
+ * that none of those processes outlived the run.
+ */
+async function assertKilledAtTimeout(
+  cp: ClaudePacket,
+  expectChild: string | null,
+): Promise<void> {
+  const run = startRun(cp.packet.dir, [], { env: cp.env });
+  const seen = new Map<number, string>();
+  let finished = false;
+  const done = run.finish().finally(() => {
+    finished = true;
+  });
+  while (!finished) {
+    const table = await processTable();
+    for (const [pid, id] of descendants(table, run.child.pid)) {
+      seen.set(pid, id);
+    }
+  }
+  const result = await done;
+  assert.equal(result.code, 1, result.stderr);
+  const failed = ofType(result.events, "prompt_failed");
+  assert.equal(failed.length, 1);
+  assert.match(JSON.stringify(failed[0]), /transport_timeout/);
+  assert.equal(ofType(result.events, "prompt_started").length, 1);
+  const names = [...seen.values()].map((id) => id.split(" ")[1]);
+  assert.ok(names.includes("claude"), `claude among ${names.join(", ")}`);
+  if (expectChild !== null) {
+    assert.ok(names.includes(expectChild), `${expectChild} among ${names}`);
+  }
+  const table = await processTable();
+  const left = [...seen].filter(([pid, id]) => {
+    const now = table.get(pid);
+    return now !== undefined && `${now.start} ${now.name}` === id;
+  });
+  assert.deepEqual(left, [], "no process of the run is left");
+}
+
 Deno.test({
   name:
     "a hung model server: the claude attempt is killed at timeout_ms and no process of the run is left",
@@ -681,38 +721,88 @@ Deno.test({
   async fn(): Promise<void> {
     await using cp = await claudePacket(
       [{ hang: true }],
+      `timeout_ms: 2000\nrecovery: {resume_attempts: 0, ${
+        NO_DELAY.replace("retry: {", "retry: {max_attempts: 0, ")
+      }}`,
+    );
+    await assertKilledAtTimeout(cp, null);
+    assert.equal(cp.fixture.server!.turns().length, 1);
+  },
+});
+
+Deno.test({
+  name:
+    "a hung Bash tool: at timeout_ms the claude attempt and the tool's own process are gone",
+  ignore,
+  async fn(): Promise<void> {
+    await using cp = await claudePacket(
+      [{
+        tools: [{
+          kind: "shell",
+          command: "python3 -c 'import time; time.sleep(600)'",
+        }],
+      }],
       `timeout_ms: 3000\nrecovery: {resume_attempts: 0, ${
         NO_DELAY.replace("retry: {", "retry: {max_attempts: 0, ")
       }}`,
     );
-    const run = startRun(cp.packet.dir, [], { env: cp.env });
-    const seen = new Map<number, string>();
-    let finished = false;
-    const done = run.finish().finally(() => {
-      finished = true;
-    });
-    while (!finished) {
-      const table = await processTable();
-      for (const [pid, id] of descendants(table, run.child.pid)) {
-        seen.set(pid, id);
-      }
-    }
-    const result = await done;
-    assert.equal(result.code, 1, result.stderr);
-    const failed = ofType(result.events, "prompt_failed");
-    assert.equal(failed.length, 1);
-    assert.match(JSON.stringify(failed[0]), /transport_timeout/);
-    assert.equal(ofType(result.events, "prompt_started").length, 1);
-    assert.ok(
-      [...seen.values()].some((id) => id.endsWith(" claude")),
-      `the claude CLI was seen among ${[...seen.values()].join(", ")}`,
+    await assertKilledAtTimeout(cp, "python3");
+  },
+});
+
+Deno.test({
+  name:
+    "steer_lane resume: a steer interrupts claude and resumes the same session with the steer",
+  ignore,
+  async fn(): Promise<void> {
+    await using cp = await claudePacket([
+      { tools: [{ kind: "write", path: "first.txt", content: "one\n" }] },
+      { text: "Thinking for a long time.", delay_ms: 60_000 },
+      { text: "Resumed with the steer." },
+    ], "timeout_ms: 60000\nverify: {files_exist: [first.txt]}");
+    const manifestAgent = /agent: (.*)\n/;
+    const prompt = join(cp.packet.dir, "prompts", "01_claude.prompt.md");
+    const text = await Deno.readTextFile(prompt);
+    const agent = JSON.parse(manifestAgent.exec(text)![1]!);
+    await Deno.writeTextFile(
+      prompt,
+      text.replace(
+        manifestAgent,
+        `agent: ${JSON.stringify({ ...agent, steer_lane: "resume" })}\n`,
+      ),
     );
-    const table = await processTable();
-    const left = [...seen].filter(([pid, id]) => {
-      const now = table.get(pid);
-      return now !== undefined && `${now.start} ${now.name}` === id;
-    });
-    assert.deepEqual(left, [], "no process of the run is left");
-    assert.equal(cp.fixture.server!.turns().length, 1);
+    const run = startRun(cp.packet.dir, [], { env: cp.env });
+    const server = cp.fixture.server!;
+    await waitFor(
+      "the slow turn",
+      () => Promise.resolve(server.turns().length >= 2),
+    );
+    const steer = await runCli([
+      "control",
+      "steer",
+      cp.packet.dir,
+      "use tabs, not spaces",
+      "--prompt",
+      "1",
+    ], { env: cp.env });
+    assert.equal(steer.code, 0, steer.stderr);
+    const done = await run.finish();
+    assert.equal(done.code, 0, done.stderr);
+    const [record] = await readJsonl(
+      join(cp.packet.stateRoot, "interventions", "01.jsonl"),
+    );
+    assert.equal(record?.delivery, "interrupt_and_resume");
+    const sessions = ofType(done.events, "run_started").map((e) =>
+      dataOf(e).session_id
+    );
+    assert.equal(sessions.length, 2);
+    assert.equal(sessions[1], sessions[0]);
+    const turns = server.turns();
+    assert.equal(turns.length, 3);
+    const texts = userTexts(turns[2]!.body);
+    assert.ok(texts.some((t) => t.includes("Do the task.")), "earlier prompt");
+    assert.ok(texts.some((t) => t.includes("use tabs, not spaces")));
+    assert.equal(ofType(done.events, "run_failed").length, 0);
+    assert.equal(ofType(done.events, "prompt_completed").length, 1);
   },
 });
