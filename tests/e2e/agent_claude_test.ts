@@ -1,7 +1,11 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { agentAvailable, agentBin } from "../_helpers/agent_cli.ts";
-import { claudeEnv, claudeFixture } from "../_helpers/agents/claude.ts";
+import { agentAvailable } from "../_helpers/agent_cli.ts";
+import {
+  claudeBin,
+  claudeEnv,
+  claudeFixture,
+} from "../_helpers/agents/claude.ts";
 import type { AgentFixture } from "../_helpers/agents/fixture.ts";
 import { runCli, waitFor } from "../_helpers/run_cli.ts";
 import { readJsonl, startRun } from "../_helpers/live_run.ts";
@@ -70,7 +74,7 @@ function command(
   args: string[],
   stdin: "null" | "piped",
 ): Deno.Command {
-  return new Deno.Command(agentBin("claude")!, {
+  return new Deno.Command(claudeBin()!, {
     args,
     cwd: ws.repo,
     clearEnv: true,
@@ -721,7 +725,7 @@ Deno.test({
   async fn(): Promise<void> {
     await using cp = await claudePacket(
       [{ hang: true }],
-      `timeout_ms: 2000\nrecovery: {resume_attempts: 0, ${
+      `timeout_ms: 5000\nrecovery: {resume_attempts: 0, ${
         NO_DELAY.replace("retry: {", "retry: {max_attempts: 0, ")
       }}`,
     );
@@ -742,7 +746,7 @@ Deno.test({
           command: "python3 -c 'import time; time.sleep(600)'",
         }],
       }],
-      `timeout_ms: 3000\nrecovery: {resume_attempts: 0, ${
+      `timeout_ms: 6000\nrecovery: {resume_attempts: 0, ${
         NO_DELAY.replace("retry: {", "retry: {max_attempts: 0, ")
       }}`,
     );

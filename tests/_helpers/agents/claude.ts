@@ -34,12 +34,20 @@ export function claudeEnv(dir: string, url: string): Record<string, string> {
   };
 }
 
+/**
+ * The claude CLI the tests run: `$PROMPT_RUNNER_CLAUDE_BIN` (to try another
+ * version), else the pinned one, else the one on `PATH`.
+ */
+export function claudeBin(): string | null {
+  return Deno.env.get("PROMPT_RUNNER_CLAUDE_BIN") || agentBin("claude");
+}
+
 /** Starts the scripted server and describes the real `claude` CLI. */
 export const claudeFixture: FixtureFactory = async (
   dir: string,
   replies: ScriptedReply[],
 ): Promise<AgentFixture> => {
-  const bin = agentBin("claude");
+  const bin = claudeBin();
   if (bin === null) throw new Error("Cannot find the claude CLI");
   const server = await startAnthropicServer(replies);
   const env = claudeEnv(dir, server.url);
