@@ -436,6 +436,7 @@ Deno.test({
     assert.ok(snapshot.input_tokens >= 5400, String(snapshot.input_tokens));
     assert.ok(snapshot.output_tokens >= 170, String(snapshot.output_tokens));
     assert.equal(snapshot.tool_count, 4);
+    assert.ok(snapshot.cost_usd > 0, "the CLI's total_cost_usd");
     const turns = cp.fixture.server!.turns();
     assert.equal(turns.length, 4);
     assert.ok(
