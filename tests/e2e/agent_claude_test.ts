@@ -101,12 +101,13 @@ function parse(stdout: string): LineResult[] {
 async function runClaude(
   ws: Workspace,
   prompt: string,
+  more: { model?: string; options?: Partial<AgentOptions> } = {},
 ): Promise<{ code: number; results: LineResult[]; events: ProviderEvent[] }> {
   const invocation = {
     text: prompt,
     cwd: ws.repo,
-    model: null,
-    options: OPTIONS,
+    model: more.model ?? null,
+    options: { ...OPTIONS, ...more.options },
     liveInput: false,
   };
   const out = await command(ws, claudeProfile.startArgs(invocation), "null")
@@ -174,6 +175,35 @@ Deno.test({
     const usage = events.find((e) => e.type === "token_usage_updated")!;
     assert.ok(Number(usage.data.input_tokens) >= 300);
     assert.equal(events.at(-1)!.type, "run_completed");
+  },
+});
+
+Deno.test({
+  name:
+    "claude accepts the argv every agent option builds, and the prompt after the variadic --add-dir still arrives",
+  ignore,
+  async fn(): Promise<void> {
+    await using ws = await workspace([{ text: "ok" }]);
+    const extra = join(ws.dir, "shared");
+    await Deno.mkdir(extra);
+    const { code, results } = await runClaude(ws, "Mind the shared dir", {
+      model: "sonnet",
+      options: {
+        max_turns: 3,
+        add_dirs: [extra],
+        reasoning_effort: "high",
+      },
+    });
+    assert.equal(code, 0);
+    assert.match(results.find((r) => r.model)?.model ?? "", /sonnet/);
+    const [turn] = ws.server.turns();
+    assert.ok(userTexts(turn!.body).includes("Mind the shared dir"));
+    const body = turn!.body as Record<string, Record<string, unknown>>;
+    assert.equal(body.output_config?.effort, "high");
+    assert.match(
+      JSON.stringify(body),
+      new RegExp(extra.replaceAll("/", "\\/")),
+    );
   },
 });
 
