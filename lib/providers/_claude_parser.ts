@@ -74,7 +74,10 @@ export class ClaudeParser implements CliParser {
   readonly #tools = new Map<string, string>();
   #api: ClaudeApiError | null = null;
   #fatal = false;
-  #usage = { input: 0, output: 0 };
+  /** Totals at the last `result` (cumulative for this process). */
+  #totals = { input: 0, output: 0 };
+  /** Usage of each model message since the last `result`, by message id. */
+  readonly #messages = new Map<string, { input: number; output: number }>();
 
   line(_text: string, json: unknown): LineResult {
     if (!isRecord(json)) return { events: [] };
@@ -147,6 +150,7 @@ export class ClaudeParser implements CliParser {
       }
       return;
     }
+    this.#messageUsage(message, out);
     for (const block of blocks) {
       if (!isRecord(block)) continue;
       if (block.type === "thinking") {
@@ -218,18 +222,47 @@ export class ClaudeParser implements CliParser {
   }
 
   /**
-   * The process's running totals: `modelUsage` and `total_cost_usd` are
-   * already cumulative across the turns of one process; `usage` is per
-   * turn, summed here when `modelUsage` is missing.
+   * A new model message reports its input tokens at once: running totals
+   * while a long turn goes on (its output is counted at the `result`).
+   */
+  #messageUsage(message: Fields, out: LineResult): void {
+    const id = str(message.id);
+    if (id === null || this.#messages.has(id) || !isRecord(message.usage)) {
+      return;
+    }
+    const usage = message.usage;
+    this.#messages.set(id, {
+      input: num(usage.input_tokens) + num(usage.cache_creation_input_tokens) +
+        num(usage.cache_read_input_tokens),
+      output: num(usage.output_tokens),
+    });
+    let input = this.#totals.input;
+    let output = this.#totals.output;
+    for (const each of this.#messages.values()) {
+      input += each.input;
+      output += each.output;
+    }
+    out.events.push({
+      type: "token_usage_updated",
+      data: {
+        input_tokens: input,
+        output_tokens: output,
+        total_tokens: input + output,
+      },
+    });
+  }
+
+  /**
+   * The process's totals at a `result`: `modelUsage` and `total_cost_usd`
+   * are cumulative across the turns of one process; `usage` is per turn,
+   * added to the last totals when `modelUsage` is missing.
    */
   #tokens(json: Fields): Record<string, unknown> {
     const usage = isRecord(json.usage) ? json.usage : {};
-    this.#usage.input += num(usage.input_tokens) +
+    let input = this.#totals.input + num(usage.input_tokens) +
       num(usage.cache_creation_input_tokens) +
       num(usage.cache_read_input_tokens);
-    this.#usage.output += num(usage.output_tokens);
-    let input = this.#usage.input;
-    let output = this.#usage.output;
+    let output = this.#totals.output + num(usage.output_tokens);
     if (isRecord(json.modelUsage) && Object.keys(json.modelUsage).length > 0) {
       input = 0;
       output = 0;
@@ -240,6 +273,8 @@ export class ClaudeParser implements CliParser {
         output += num(model.outputTokens);
       }
     }
+    this.#totals = { input, output };
+    this.#messages.clear();
     const data: Record<string, unknown> = {
       input_tokens: input,
       output_tokens: output,

@@ -8,7 +8,7 @@ import {
 } from "../_helpers/agents/claude.ts";
 import type { AgentFixture } from "../_helpers/agents/fixture.ts";
 import { runCli, waitFor } from "../_helpers/run_cli.ts";
-import { readJsonl, startRun } from "../_helpers/live_run.ts";
+import { readJsonl, startRun, waitForSnapshot } from "../_helpers/live_run.ts";
 import {
   makePacket,
   promptFile,
@@ -508,6 +508,13 @@ Deno.test({
       "the slow turn",
       () => Promise.resolve(server.turns().length >= 2),
     );
+    // Mid-turn, the snapshot already counts the first turn's tokens and tool.
+    const live = await waitForSnapshot(
+      cp.packet.stateRoot,
+      "live tokens",
+      (s) => Number(s.input_tokens) > 0 && Number(s.tool_count) === 1,
+    );
+    assert.equal(live.status, "running");
     const steer = await runCli([
       "control",
       "steer",

@@ -184,7 +184,20 @@ Deno.test("claude parser reads a whole captured run: session, model, thinking, t
   const session = results.find((r) => r.session_id)?.session_id;
   assert.match(session ?? "", /^[0-9a-f-]{36}$/);
   assert.equal(results[0]!.model, "claude-opus-5-5");
-  const all = events(results);
+  const usage = events(results).filter((e) => e.type === "token_usage_updated");
+  // Running input totals as each model message starts, then the result's.
+  assert.deepEqual(usage.map((e) => e.data.input_tokens), [
+    300,
+    400,
+    500,
+    600,
+    600,
+  ]);
+  const outputs = usage.map((e) => Number(e.data.output_tokens));
+  assert.deepEqual(outputs, [...outputs].sort((a, b) => a - b));
+  const all = events(results).filter((e) =>
+    e !== usage[0] && e !== usage[1] && e !== usage[2] && e !== usage[3]
+  );
   assert.deepEqual(all.map((e) => e.type), [
     "message_streamed",
     "message_streamed",
