@@ -73,6 +73,18 @@ export function apiErrorClass(api: ClaudeApiError): string {
   return ERROR_CLASSES[api.error] ?? "provider_runtime_claim";
 }
 
+const LIMIT_SUBTYPES = new Set([
+  "error_max_turns",
+  "error_max_budget_usd",
+  "error_max_structured_output_retries",
+]);
+const LIMIT_REASONS = new Set([
+  "max_turns",
+  "budget_exhausted",
+  "prompt_too_long",
+  "structured_output_retry_exhausted",
+]);
+
 /** The failure a `result` line reports, or `null` when it succeeded. */
 export function resultFailure(
   result: Record<string, unknown>,
@@ -102,7 +114,8 @@ export function resultFailure(
     const kind = apiErrorClass({ ...api, status: api.status ?? status });
     return { kind, message };
   }
-  if (subtype === "error_max_turns" || reason === "max_turns") {
+  // Limits the packet or the model sets: another try hits them again.
+  if (LIMIT_SUBTYPES.has(subtype) || LIMIT_REASONS.has(reason)) {
     return { kind: "provider_config_claim", message };
   }
   if (/No conversation found with session ID/i.test(message)) {

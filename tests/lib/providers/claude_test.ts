@@ -315,6 +315,35 @@ Deno.test("claude parser classifies every captured API error", async () => {
   assert.equal(auth.find((r) => r.fatal)!.fatal!.kind, "provider_auth_claim");
 });
 
+Deno.test("claude parser reads limits from a result's subtype and terminal_reason", () => {
+  const cases: [string, string][] = [
+    [
+      '{"subtype":"error_max_budget_usd","is_error":true}',
+      "provider_config_claim",
+    ],
+    [
+      '{"subtype":"success","is_error":true,"terminal_reason":"prompt_too_long","result":"Prompt is too long"}',
+      "provider_config_claim",
+    ],
+    [
+      '{"subtype":"success","is_error":true,"terminal_reason":"model_error"}',
+      "provider_runtime_claim",
+    ],
+    [
+      '{"subtype":"error_during_execution","is_error":true,"api_error_status":529}',
+      "provider_capacity",
+    ],
+    [
+      '{"subtype":"success","is_error":false,"terminal_reason":"aborted_tools"}',
+      "user_cancelled",
+    ],
+  ];
+  for (const [fields, kind] of cases) {
+    const line = `{"type":"result",${fields.slice(1)}`;
+    assert.deepEqual(failureKinds(parseLines([line])), [kind], fields);
+  }
+});
+
 Deno.test("claude parser marks an interrupted turn as cancelled, not as a provider failure", async () => {
   const results = await fixture("interrupted");
   assert.deepEqual(failureKinds(results), ["user_cancelled"]);
