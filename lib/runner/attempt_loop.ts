@@ -110,6 +110,7 @@ export async function runAttempts(
     });
     record.resumes = session.resumes;
     record.failure_class = session.failure?.failure_class ?? null;
+    record.usage = session.usage;
     if (session.interrupted) {
       record.status = "interrupted";
       record.finished_at = new Date().toISOString();

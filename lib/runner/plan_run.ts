@@ -26,8 +26,10 @@ export interface PlannedPrompt {
   prompt: PromptSpec;
   /** The provider running it. */
   provider: Provider;
-  /** The model in use. */
+  /** The model shown (the provider's default when none is named). */
   model: string;
+  /** The model the run or packet names, or `null` for the agent's own default. */
+  requested_model: string | null;
 }
 
 /** Options for {@linkcode planRun}. */
@@ -158,6 +160,7 @@ export async function planRun(
       prompt,
       provider,
       model: options.model ?? prompt.model ?? provider.defaultModel,
+      requested_model: options.model ?? prompt.model,
     });
   }
   return planned;

@@ -17,6 +17,8 @@ import type {
 } from "../providers/provider.ts";
 import type { ProviderEvent } from "../shared/events.ts";
 import type { RunContext } from "./_run_context.ts";
+import type { AttemptUsage } from "./state_file.ts";
+import { UsageTally } from "./usage_tally.ts";
 import { join } from "node:path";
 import { ensurePrivateDir } from "../shared/private_files.ts";
 
@@ -37,6 +39,8 @@ export interface SessionOutcome {
   interrupted: boolean;
   /** How many failure-resumes it took. */
   resumes: number;
+  /** The tokens and cost reported over the attempt's sessions. */
+  usage: AttemptUsage;
 }
 
 /** Which attempt a session serves. */
@@ -113,7 +117,7 @@ export async function driveSession(
   planned: PlannedPrompt,
   slot: AttemptSlot,
 ): Promise<SessionOutcome> {
-  const { prompt, provider, model } = planned;
+  const { prompt, provider } = planned;
   const { attempt } = slot;
   ctx.providerName = provider.name;
   ctx.output.cwd = prompt.cwd;
@@ -125,7 +129,7 @@ export async function driveSession(
     text: slot.text,
     cwd: prompt.cwd,
     repos: Object.fromEntries(ctx.packet.repos.map((r) => [r.name, r.path])),
-    model,
+    model: planned.requested_model,
     agent: prompt.agent,
     max_steers: prompt.recovery.max_steers,
     tmpdir: await attemptTmpdir(ctx, prompt.id, attempt),
@@ -146,6 +150,9 @@ export async function driveSession(
       prompt.id,
       attempt,
     );
+    if (request.tmpdir !== null) {
+      await Deno.remove(request.tmpdir, { recursive: true }).catch(() => {});
+    }
     return {
       failure: {
         ...classifyFailure({ message }),
@@ -156,11 +163,13 @@ export async function driveSession(
       },
       interrupted: false,
       resumes: 0,
+      usage: { input_tokens: 0, output_tokens: 0, cost_usd: null },
     };
   }
   let failure: FailureEnvelope | null = null;
   let resumes = 0;
   let timedOut = false;
+  const tally = new UsageTally();
   const timer = prompt.timeout_ms === null ? undefined : setTimeout(() => {
     timedOut = true;
     ctx.session?.interrupt();
@@ -170,6 +179,7 @@ export async function driveSession(
       ctx.session = session;
       try {
         for await (const event of paced(ctx, session)) {
+          tally.observe(event);
           await ctx.emit(event.type, event.data, prompt.id, attempt);
           if (
             failure === null &&
@@ -192,7 +202,7 @@ export async function driveSession(
       }
       if (ctx.aborted) {
         session.interrupt();
-        return { failure, interrupted: true, resumes };
+        return { failure, interrupted: true, resumes, usage: tally.usage };
       }
       if (timedOut && failure === null) {
         failure = classifyFailure({
@@ -271,7 +281,7 @@ export async function driveSession(
       await Deno.remove(request.tmpdir, { recursive: true }).catch(() => {});
     }
   }
-  return { failure, interrupted: false, resumes };
+  return { failure, interrupted: false, resumes, usage: tally.usage };
 }
 
 /**

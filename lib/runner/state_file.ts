@@ -35,6 +35,16 @@ export type PromptStatus =
   | "blocked"
   | "interrupted";
 
+/** What an attempt's agent reported using. */
+export interface AttemptUsage {
+  /** Input tokens. */
+  input_tokens: number;
+  /** Output tokens. */
+  output_tokens: number;
+  /** Cost in US dollars, or `null` when the agent reported none. */
+  cost_usd: number | null;
+}
+
 /** One attempt of a prompt. */
 export interface AttemptRecord {
   /** The run that made the attempt. */
@@ -53,6 +63,11 @@ export interface AttemptRecord {
   resumes: number;
   /** The provider failure's class, when the provider failed. */
   failure_class: string | null;
+  /**
+   * The tokens and cost the agent reported over the attempt's sessions
+   * (`cost_usd` is `null` when it reported none); absent in older states.
+   */
+  usage?: AttemptUsage;
   /** Why the attempt ended as it did. */
   reason: string | null;
   /** The verifier's report, when verification ran. */

@@ -8,6 +8,7 @@
 import type { AgentName } from "../agent_cli.ts";
 import type { FixtureFactory } from "./fixture.ts";
 import { simulatedFixture } from "./simulated.ts";
+import { ampFixture } from "./amp.ts";
 
 /** A provider of the shared suite. */
 export interface SuiteProvider {
@@ -29,4 +30,6 @@ export const SUITE_PROVIDERS: SuiteProvider[] = [
     sendInput: false,
     fixture: simulatedFixture,
   },
+  // Amp's service is proprietary: its fixture runs the fake amp.
+  { name: "amp", cli: null, sendInput: false, fixture: ampFixture },
 ];
