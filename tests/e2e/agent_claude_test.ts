@@ -9,6 +9,7 @@ import {
 import type { AgentFixture } from "../_helpers/agents/fixture.ts";
 import { runCli, waitFor } from "../_helpers/run_cli.ts";
 import { readJsonl, startRun, waitForSnapshot } from "../_helpers/live_run.ts";
+import { watchDescendants } from "../_helpers/fake_cli/proc_tree.ts";
 import {
   makePacket,
   promptFile,
@@ -668,92 +669,29 @@ Deno.test({
   },
 });
 
-/** Each process now alive: pid → its parent and its start time. */
-async function processTable(): Promise<
-  Map<number, { ppid: number; start: string; name: string }>
-> {
-  // Read through a shell: Deno grants /proc to --allow-all only.
-  const out = await new Deno.Command("sh", {
-    args: ["-c", "cat /proc/[0-9]*/stat 2>/dev/null"],
-    stdout: "piped",
-    stderr: "null",
-  }).output();
-  const table = new Map<
-    number,
-    { ppid: number; start: string; name: string }
-  >();
-  for (const line of new TextDecoder().decode(out.stdout).split("\n")) {
-    const close = line.lastIndexOf(")");
-    if (close < 0) continue;
-    const fields = line.slice(close + 2).split(" ");
-    if (fields[0] === "Z") continue;
-    table.set(Number(line.slice(0, line.indexOf(" "))), {
-      ppid: Number(fields[1]),
-      start: fields[19] ?? "",
-      name: line.slice(line.indexOf("(") + 1, close),
-    });
-  }
-  return table;
-}
-
-/** The descendants of `root` in a process table: pid → "start name". */
-function descendants(
-  table: Map<number, { ppid: number; start: string; name: string }>,
-  root: number,
-): Map<number, string> {
-  const found = new Map<number, string>();
-  let frontier = new Set([root]);
-  while (frontier.size > 0) {
-    const next = new Set<number>();
-    for (const [pid, info] of table) {
-      if (frontier.has(info.ppid) && !found.has(pid)) {
-        found.set(pid, `${info.start} ${info.name}`);
-        next.add(pid);
-      }
-    }
-    frontier = next;
-  }
-  return found;
-}
-
 /**
- * Runs prompt 01 until its `timeout_ms`, recording every descendant of the
+ * Runs prompt 01 until its `timeout_ms`, watching every descendant of the
  * runner process meanwhile; asserts the attempt failed on the timeout and
- * that none of those processes outlived the run.
+ * that none of those processes outlived the run. Returns the pids seen.
  */
-async function assertKilledAtTimeout(
-  cp: ClaudePacket,
-  expectChild: string | null,
-): Promise<void> {
+async function assertKilledAtTimeout(cp: ClaudePacket): Promise<Set<number>> {
   const run = startRun(cp.packet.dir, [], { env: cp.env });
-  const seen = new Map<number, string>();
-  let finished = false;
-  const done = run.finish().finally(() => {
-    finished = true;
-  });
-  while (!finished) {
-    const table = await processTable();
-    for (const [pid, id] of descendants(table, run.child.pid)) {
-      seen.set(pid, id);
-    }
+  const watch = watchDescendants(run.child.pid);
+  const result = await run.finish();
+  const seen = await watch.stop();
+  // A killed group's members are reaped within moments.
+  for (let i = 0; i < 40 && watch.alive().length > 0; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  const result = await done;
   assert.equal(result.code, 1, result.stderr);
   const failed = ofType(result.events, "prompt_failed");
   assert.equal(failed.length, 1);
   assert.match(JSON.stringify(failed[0]), /transport_timeout/);
   assert.equal(ofType(result.events, "prompt_started").length, 1);
-  const names = [...seen.values()].map((id) => id.split(" ")[1]);
-  assert.ok(names.includes("claude"), `claude among ${names.join(", ")}`);
-  if (expectChild !== null) {
-    assert.ok(names.includes(expectChild), `${expectChild} among ${names}`);
-  }
-  const table = await processTable();
-  const left = [...seen].filter(([pid, id]) => {
-    const now = table.get(pid);
-    return now !== undefined && `${now.start} ${now.name}` === id;
-  });
-  assert.deepEqual(left, [], "no process of the run is left");
+  const claudePid = dataOf(ofType(result.events, "run_started")[0]).pid;
+  assert.ok(seen.has(Number(claudePid)), "the claude process was watched");
+  assert.deepEqual(watch.alive(), [], "no process of the run is left");
+  return seen;
 }
 
 Deno.test({
@@ -763,11 +701,11 @@ Deno.test({
   async fn(): Promise<void> {
     await using cp = await claudePacket(
       [{ hang: true }],
-      `timeout_ms: 5000\nrecovery: {resume_attempts: 0, ${
+      `timeout_ms: 5000\nrecovery: {resume_attempts: 0, repair: {enabled: false}, ${
         NO_DELAY.replace("retry: {", "retry: {max_attempts: 0, ")
       }}`,
     );
-    await assertKilledAtTimeout(cp, null);
+    await assertKilledAtTimeout(cp);
     assert.equal(cp.fixture.server!.turns().length, 1);
   },
 });
@@ -777,18 +715,19 @@ Deno.test({
     "a hung Bash tool: at timeout_ms the claude attempt and the tool's own process are gone",
   ignore,
   async fn(): Promise<void> {
+    const sleeper = "import os, time; " +
+      "open('tool.pid', 'w').write(str(os.getpid())); time.sleep(600)";
     await using cp = await claudePacket(
-      [{
-        tools: [{
-          kind: "shell",
-          command: "python3 -c 'import time; time.sleep(600)'",
-        }],
-      }],
-      `timeout_ms: 6000\nrecovery: {resume_attempts: 0, ${
+      [{ tools: [{ kind: "shell", command: `python3 -c "${sleeper}"` }] }],
+      `timeout_ms: 6000\nrecovery: {resume_attempts: 0, repair: {enabled: false}, ${
         NO_DELAY.replace("retry: {", "retry: {max_attempts: 0, ")
       }}`,
     );
-    await assertKilledAtTimeout(cp, "python3");
+    const seen = await assertKilledAtTimeout(cp);
+    const toolPid = Number(
+      await Deno.readTextFile(join(cp.packet.workspace, "tool.pid")),
+    );
+    assert.ok(seen.has(toolPid), "the tool's process was watched");
   },
 });
 
