@@ -1,10 +1,130 @@
 /**
- * The claude adapter (being written).
+ * The Claude Code adapter: `claude -p --output-format stream-json
+ * --verbose`, with the prompt after `--` (`--add-dir` and `--allowedTools`
+ * take several values and would swallow it), or on stdin as stream-json
+ * frames when the session takes live input (the send_input lane).
+ *
+ * A steer on that lane is two frames: an `interrupt` control request, then
+ * the steer's user frame. The interrupt ends the turn in flight at once
+ * (streaming or running a tool) with a `result` whose `terminal_reason` is
+ * `aborted_streaming` or `aborted_tools`; the queued frame then runs as the
+ * next turn of the same session and ends with its own `result`. The reverse
+ * order races: a frame that reaches an idle CLI starts a turn that the
+ * interrupt then aborts. Both 2.1.197 and 2.1.332 behave this way.
  *
  * @module
  */
 
-import type { CliProfile } from "./cli_profile.ts";
+import type {
+  AgentOptions,
+  CliInput,
+  CliInvocation,
+  CliParser,
+  CliProfile,
+} from "./cli_profile.ts";
+import { ClaudeParser } from "./_claude_parser.ts";
+
+function optionArgs(invocation: CliInvocation): string[] {
+  const { model, options } = invocation;
+  const args: string[] = [];
+  if (model !== null && model !== "") args.push("--model", model);
+  if (options.permission_mode !== null) {
+    args.push("--permission-mode", options.permission_mode);
+  }
+  if (options.allowed_tools !== null && options.allowed_tools.length > 0) {
+    args.push("--allowedTools", options.allowed_tools.join(","));
+  }
+  if (options.max_turns !== null) {
+    args.push("--max-turns", String(options.max_turns));
+  }
+  for (const dir of options.add_dirs) args.push("--add-dir", dir);
+  if (options.reasoning_effort !== null) {
+    args.push("--effort", options.reasoning_effort);
+  }
+  return args;
+}
+
+function tail(invocation: CliInvocation): string[] {
+  // The live lane takes the prompt as the first stdin frame.
+  return invocation.liveInput
+    ? ["--input-format", "stream-json"]
+    : ["--", invocation.text];
+}
+
+const OUTPUT = ["--output-format", "stream-json", "--verbose"];
+
+function userFrame(text: string): string {
+  return JSON.stringify({
+    type: "user",
+    message: { role: "user", content: [{ type: "text", text }] },
+    parent_tool_use_id: null,
+    session_id: "",
+    uuid: crypto.randomUUID(),
+  });
+}
+
+/** Claude Code's stdin frames (`--input-format stream-json`). */
+export const CLAUDE_INPUT: CliInput = {
+  prompt(text: string): string[] {
+    return [userFrame(text)];
+  },
+  steer(text: string): string[] {
+    const interrupt = JSON.stringify({
+      type: "control_request",
+      request_id: `steer_${crypto.randomUUID()}`,
+      request: { subtype: "interrupt" },
+    });
+    return [interrupt, userFrame(text)];
+  },
+};
+
+/** Whether the user is root (`bypassPermissions` then needs `IS_SANDBOX`). */
+function isRoot(): boolean {
+  try {
+    return Deno.uid() === 0;
+  } catch {
+    return false;
+  }
+}
 
 /** The claude CLI's profile. */
-export const claudeProfile: CliProfile | null = null;
+export const claudeProfile: CliProfile = {
+  name: "claude",
+  binName: "claude",
+  defaultModel: "default",
+  liveInput(options: AgentOptions, maxSteers: number): boolean {
+    return maxSteers > 0 && options.steer_lane !== "resume";
+  },
+  startArgs(invocation: CliInvocation): string[] {
+    return ["-p", ...OUTPUT, ...optionArgs(invocation), ...tail(invocation)];
+  },
+  resumeArgs(invocation: CliInvocation, sessionId: string): string[] {
+    return [
+      "-p",
+      "--resume",
+      sessionId,
+      ...OUTPUT,
+      ...optionArgs(invocation),
+      ...tail(invocation),
+    ];
+  },
+  env(invocation: CliInvocation): Record<string, string> {
+    const env: Record<string, string> = {
+      // No update checks, telemetry or other side traffic in unattended runs.
+      DISABLE_AUTOUPDATER: "1",
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+    };
+    // Claude Code refuses bypassPermissions as root unless told it is sandboxed;
+    // the packet asked for it explicitly.
+    if (
+      invocation.options.permission_mode === "bypassPermissions" && isRoot()
+    ) {
+      env.IS_SANDBOX = "1";
+    }
+    return env;
+  },
+  parser(): CliParser {
+    return new ClaudeParser();
+  },
+  input: CLAUDE_INPUT,
+};
