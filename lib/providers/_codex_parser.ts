@@ -12,6 +12,7 @@
  * @module
  */
 
+import { failureEvents } from "./cli_session.ts";
 import type { ProviderEvent } from "../shared/events.ts";
 import type {
   CliExit,
@@ -78,21 +79,8 @@ export function classifyCodexError(message: string): string {
     "provider_runtime_claim";
 }
 
-function failureEvents(kind: string, message: string): ProviderEvent[] {
-  // A rejected key does not fix itself: say so, since the failure table
-  // still lets the class be retried and repaired.
-  const recovery = kind === "provider_auth_claim"
-    ? { recovery: { retryable: false, repairable: false } }
-    : {};
-  const data = {
-    error_code: kind,
-    error_message: message,
-    provider_error: { provider: "codex", kind, message, ...recovery },
-  };
-  return [
-    { type: "error_occurred", data },
-    { type: "run_failed", data: { ...data } },
-  ];
+function codexFailure(kind: string, message: string): ProviderEvent[] {
+  return failureEvents("codex", { kind, message });
 }
 
 /** What a tool item is called and given, by item type. */
@@ -276,7 +264,7 @@ export function codexParser(): CliParser {
           const error = isRecord(json.error) ? json.error : {};
           const message = text(error.message) || lastError || "turn failed";
           return {
-            events: failureEvents(classifyCodexError(message), message),
+            events: codexFailure(classifyCodexError(message), message),
             terminal: true,
           };
         }

@@ -203,15 +203,15 @@ for (const [what, file, prompts, message] of MALFORMED) {
   });
 }
 
-Deno.test("run --provider claude exits 2 saying the adapter is not available", async () => {
+Deno.test("run --provider cursor exits 2 saying the adapter is not available", async () => {
   await using packet = await makePacket({
     prompts: { "01_notes.prompt.md": GOOD },
   });
-  const result = await runCli(["run", packet.dir, "--provider", "claude"]);
+  const result = await runCli(["run", packet.dir, "--provider", "cursor"]);
   assert.equal(result.code, 2);
   assert.match(
     result.stderr,
-    /Provider "claude" is not available in this version/,
+    /Provider "cursor" is not available in this version/,
   );
 });
 

@@ -558,15 +558,8 @@ Deno.test({
   async fn(): Promise<void> {
     await using cp = await claudePacket(
       Array.from({ length: 12 }, () => ({ status: 401 })),
-      // DESIGN §3 says auth is never retried unless class_attempts allows
-      // it; the core's retryLimit() does not apply that default yet, so the
-      // packet states it.
-      `timeout_ms: 120000\nrecovery: {${
-        NO_DELAY.replace(
-          "retry: {",
-          "retry: {class_attempts: {provider_auth_claim: 0}, ",
-        )
-      }}`,
+      // DESIGN §3: auth is never retried unless class_attempts allows it.
+      `timeout_ms: 120000\nrecovery: {${NO_DELAY}}`,
       { ownRetries: true },
     );
     const run = await runCli(["run", cp.packet.dir, "--json"], { env: cp.env });

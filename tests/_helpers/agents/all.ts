@@ -9,6 +9,9 @@ import type { AgentName } from "../agent_cli.ts";
 import type { FixtureFactory } from "./fixture.ts";
 import { simulatedFixture } from "./simulated.ts";
 import { ampFixture } from "./amp.ts";
+import { claudeFixture } from "./claude.ts";
+import { codexFixture } from "./codex.ts";
+import { geminiFixture } from "./gemini.ts";
 
 /** A provider of the shared suite. */
 export interface SuiteProvider {
@@ -30,6 +33,9 @@ export const SUITE_PROVIDERS: SuiteProvider[] = [
     sendInput: false,
     fixture: simulatedFixture,
   },
+  { name: "claude", cli: "claude", sendInput: true, fixture: claudeFixture },
+  { name: "codex", cli: "codex", sendInput: false, fixture: codexFixture },
+  { name: "gemini", cli: "gemini", sendInput: false, fixture: geminiFixture },
   // Amp's service is proprietary: its fixture runs the fake amp.
   { name: "amp", cli: null, sendInput: false, fixture: ampFixture },
 ];

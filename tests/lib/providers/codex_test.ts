@@ -297,16 +297,13 @@ for (const [name, kind, words] of FAILURES) {
     const data = events[0]!.data;
     assert.equal(data.error_code, kind);
     assert.match(String(data.error_message), words);
-    const auth = kind === "provider_auth_claim";
     assert.deepEqual(data.provider_error, {
       provider: "codex",
       kind,
       message: data.error_message,
-      ...(auth ? { recovery: { retryable: false, repairable: false } } : {}),
     });
     const envelope = classifyFailure(data.provider_error);
     assert.equal(envelope.failure_class, kind);
-    assert.equal(envelope.retryable, !auth, "a rejected key is not retried");
   });
 }
 

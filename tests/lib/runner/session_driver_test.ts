@@ -139,6 +139,7 @@ Deno.test("driveSession() on the interrupt lane stops the turn at the steer and 
       failure: null,
       interrupted: false,
       resumes: 0,
+      usage: { input_tokens: 0, output_tokens: 0, cost_usd: null },
     });
     assert.deepEqual(events.map((e) => e.data.content ?? e.type), [
       "one",
