@@ -16,6 +16,12 @@ import type {
   SessionRequest,
 } from "./provider.ts";
 
+/**
+ * The longest single argument Linux takes (`MAX_ARG_STRLEN`, 32 pages):
+ * a longer prompt cannot go on a CLI's argv.
+ */
+const MAX_ARG_BYTES = 128 * 1024;
+
 /** How long `--version` may take. */
 const VERSION_TIMEOUT_MS = 15_000;
 
@@ -145,6 +151,19 @@ export function createCliProvider(profile: CliProfile): Provider {
     const args = sessionId === null
       ? profile.startArgs(invocation)
       : profile.resumeArgs(invocation, sessionId);
+    const longest = Math.max(
+      0,
+      ...args.map((arg) => new TextEncoder().encode(arg).length),
+    );
+    if (longest >= MAX_ARG_BYTES) {
+      throw new Error(
+        `the prompt is ${
+          Math.ceil(longest / 1024)
+        } KiB, too long for the ${profile.name} CLI's command line (at most ${
+          MAX_ARG_BYTES / 1024 - 1
+        } KiB per argument): shorten it, or move the bulk into a file the prompt names`,
+      );
+    }
     const env: Record<string, string> = {
       ...Deno.env.toObject(),
       ...(profile.env?.(invocation) ?? {}),

@@ -312,3 +312,20 @@ Deno.test("a CLI that finished its turn but left a process holding its output op
     assert.equal(alive(left), false);
   });
 });
+
+Deno.test("a prompt too long for a command line is refused at start with its size, not an obscure spawn error", async () => {
+  await withTempDir(async (dir) => {
+    const profile: CliProfile = {
+      ...shProfile(""),
+      startArgs: (inv) => ["-c", "true", inv.text],
+    };
+    await assert.rejects(
+      () =>
+        createCliProvider(profile).start({
+          ...request(dir),
+          text: "x".repeat(200 * 1024),
+        }),
+      /the prompt is 200 KiB, too long for the shcli CLI's command line \(at most 127 KiB per argument\)/,
+    );
+  });
+});
