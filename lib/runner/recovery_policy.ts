@@ -158,7 +158,9 @@ export function decideOutcome(input: DecisionInput): RecoveryDecision {
   }
   return {
     kind: "provider_failed",
-    reason: exhausted
+    reason: !mayRepair
+      ? `${failed} (not retried: set retry.class_attempts.${failure.failure_class} to allow it)`
+      : exhausted
       ? `${failed} (retry budget spent ${input.retries}/${limit})`
       : failed,
   };

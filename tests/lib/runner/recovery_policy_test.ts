@@ -176,14 +176,16 @@ Deno.test("decideOutcome() never retries or repairs an auth failure unless class
   const config = recovery((r) => {
     r.retry.max_attempts = 5;
   });
-  assert.equal(
-    decide({
-      failure: auth,
-      report: FAIL,
-      recovery: config,
-      workspace_changed: true,
-    }).kind,
-    "provider_failed",
+  const refused = decide({
+    failure: auth,
+    report: FAIL,
+    recovery: config,
+    workspace_changed: true,
+  });
+  assert.equal(refused.kind, "provider_failed");
+  assert.match(
+    String(refused.reason),
+    /\(not retried: set retry\.class_attempts\.provider_auth_claim to allow it\)$/,
   );
   const asked = recovery((r) => {
     r.retry.class_attempts = { provider_auth_claim: 1 };
