@@ -8,6 +8,7 @@
  * @module
  */
 
+import { count, isRecord, text } from "./_fields.ts";
 import type { ProviderEvent } from "../shared/events.ts";
 import { classifyFailure } from "./failure.ts";
 import type {
@@ -35,26 +36,11 @@ const STDERR_CLASSES: [RegExp, string][] = [
 
 type Json = Record<string, unknown>;
 
-function isRecord(value: unknown): value is Json {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 /** A thread id Amp may be resumed with (never one argv would read as a flag). */
 function threadId(value: unknown): string | null {
   return typeof value === "string" && /^[^-\s][^\s]*$/.test(value)
     ? value
     : null;
-}
-
-function text(value: unknown): string | null {
-  return typeof value === "string" ? value : null;
-}
-
-/** A token count, or 0 when the field is absent or not a sane number. */
-function count(value: unknown): number {
-  return typeof value === "number" && Number.isFinite(value) && value >= 0
-    ? value
-    : 0;
 }
 
 /** A tool result's content: a string, or text blocks joined. */

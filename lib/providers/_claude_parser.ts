@@ -8,6 +8,7 @@
  * @module
  */
 
+import { count, type Fields, isRecord, text as str } from "./_fields.ts";
 import type { ProviderEvent } from "../shared/events.ts";
 import type {
   CliExit,
@@ -20,20 +21,6 @@ import {
   resultFailure,
   stderrFailure,
 } from "./_claude_failure.ts";
-
-type Fields = Record<string, unknown>;
-
-function isRecord(value: unknown): value is Fields {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function str(value: unknown): string | null {
-  return typeof value === "string" ? value : null;
-}
-
-function num(value: unknown): number {
-  return typeof value === "number" && Number.isFinite(value) ? value : 0;
-}
 
 /** The text of a tool result's `content` (a string or text blocks). */
 function contentText(content: unknown): string {
@@ -118,8 +105,8 @@ export class ClaudeParser implements CliParser {
       this.#fatalAuth(
         out,
         `Authentication failed (HTTP ${
-          num(json.error_status) || "error"
-        }); Claude Code would retry ${num(json.max_retries)} times`,
+          count(json.error_status) || "error"
+        }); Claude Code would retry ${count(json.max_retries)} times`,
       );
     }
   }
@@ -232,9 +219,10 @@ export class ClaudeParser implements CliParser {
     }
     const usage = message.usage;
     this.#messages.set(id, {
-      input: num(usage.input_tokens) + num(usage.cache_creation_input_tokens) +
-        num(usage.cache_read_input_tokens),
-      output: num(usage.output_tokens),
+      input: count(usage.input_tokens) +
+        count(usage.cache_creation_input_tokens) +
+        count(usage.cache_read_input_tokens),
+      output: count(usage.output_tokens),
     });
     let input = this.#totals.input;
     let output = this.#totals.output;
@@ -259,18 +247,18 @@ export class ClaudeParser implements CliParser {
    */
   #tokens(json: Fields): Record<string, unknown> {
     const usage = isRecord(json.usage) ? json.usage : {};
-    let input = this.#totals.input + num(usage.input_tokens) +
-      num(usage.cache_creation_input_tokens) +
-      num(usage.cache_read_input_tokens);
-    let output = this.#totals.output + num(usage.output_tokens);
+    let input = this.#totals.input + count(usage.input_tokens) +
+      count(usage.cache_creation_input_tokens) +
+      count(usage.cache_read_input_tokens);
+    let output = this.#totals.output + count(usage.output_tokens);
     if (isRecord(json.modelUsage) && Object.keys(json.modelUsage).length > 0) {
       input = 0;
       output = 0;
       for (const model of Object.values(json.modelUsage)) {
         if (!isRecord(model)) continue;
-        input += num(model.inputTokens) + num(model.cacheReadInputTokens) +
-          num(model.cacheCreationInputTokens);
-        output += num(model.outputTokens);
+        input += count(model.inputTokens) + count(model.cacheReadInputTokens) +
+          count(model.cacheCreationInputTokens);
+        output += count(model.outputTokens);
       }
     }
     this.#totals = { input, output };

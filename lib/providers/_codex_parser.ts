@@ -12,6 +12,7 @@
  * @module
  */
 
+import { count, isRecord, text } from "./_fields.ts";
 import { failureEvents } from "./cli_session.ts";
 import type { ProviderEvent } from "../shared/events.ts";
 import type {
@@ -22,20 +23,6 @@ import type {
 } from "./cli_profile.ts";
 
 type Json = Record<string, unknown>;
-
-function isRecord(value: unknown): value is Json {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function text(value: unknown): string | undefined {
-  return typeof value === "string" ? value : undefined;
-}
-
-function count(value: unknown): number {
-  return typeof value === "number" && Number.isFinite(value) && value >= 0
-    ? Math.floor(value)
-    : 0;
-}
 
 const CLASSES: [RegExp, string][] = [
   [

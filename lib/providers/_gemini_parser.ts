@@ -10,6 +10,7 @@
  * @module
  */
 
+import { count, text } from "./_fields.ts";
 import type {
   CliExit,
   CliFailure,
@@ -125,22 +126,12 @@ function record(json: unknown): Record<string, unknown> | null {
     : null;
 }
 
-function str(value: unknown): string | null {
-  return typeof value === "string" ? value : null;
-}
-
-function count(value: unknown): number {
-  return typeof value === "number" && Number.isFinite(value) && value >= 0
-    ? value
-    : 0;
-}
-
 /** A `result{status:"error"}`'s failure. */
 function resultFailure(error: unknown): CliFailure {
   const fields = record(error) ?? {};
-  const type = str(fields.type) ?? "";
+  const type = text(fields.type) ?? "";
   const message = clip(
-    str(fields.message) ?? "the Gemini CLI reported an error",
+    text(fields.message) ?? "the Gemini CLI reported an error",
   );
   for (const [pattern, kind] of TYPE_CLASSES) {
     if (pattern.test(type)) return { kind, message };
@@ -204,15 +195,15 @@ export class GeminiParser implements CliParser {
   /** @inheritdoc */
   line(_text: string, json: unknown): LineResult {
     const line = record(json);
-    const type = line ? str(line.type) : null;
+    const type = line ? text(line.type) : null;
     if (line === null || type === null) return { events: [] };
     if (type === "message") return this.#message(line);
     const events = this.#flush();
     switch (type) {
       case "init": {
         const result: LineResult = { events };
-        const id = str(line.session_id);
-        const model = str(line.model);
+        const id = text(line.session_id);
+        const model = text(line.model);
         if (id) result.session_id = id;
         if (model) result.model = model;
         return result;
@@ -226,7 +217,7 @@ export class GeminiParser implements CliParser {
       case "error": {
         // A warning (loop detected, turn limit, blocked, invalid stream):
         // the CLI goes on; the raw line stays in the transcript.
-        const message = str(line.message);
+        const message = text(line.message);
         if (message) this.#lastError = clip(message);
         return { events };
       }
@@ -244,8 +235,8 @@ export class GeminiParser implements CliParser {
   }
 
   #message(line: Record<string, unknown>): LineResult {
-    const content = str(line.content);
-    if (str(line.role) !== "assistant" || content === null) {
+    const content = text(line.content);
+    if (text(line.role) !== "assistant" || content === null) {
       return { events: [] };
     }
     if (line.delta === true) {
@@ -276,8 +267,8 @@ export class GeminiParser implements CliParser {
   }
 
   #toolUse(line: Record<string, unknown>): ProviderEvent {
-    const id = str(line.tool_id) ?? "";
-    const name = str(line.tool_name) ?? "unknown";
+    const id = text(line.tool_id) ?? "";
+    const name = text(line.tool_name) ?? "unknown";
     if (id) this.#toolNames.set(id, name);
     return {
       type: "tool_call_started",
@@ -290,12 +281,12 @@ export class GeminiParser implements CliParser {
   }
 
   #toolResult(line: Record<string, unknown>): ProviderEvent {
-    const id = str(line.tool_id) ?? "";
+    const id = text(line.tool_id) ?? "";
     const name = this.#toolNames.get(id) ?? "unknown";
     this.#toolNames.delete(id);
-    const failed = str(line.status) !== "success";
-    const output = str(line.output) ??
-      (failed ? str(record(line.error)?.message) : null) ?? "";
+    const failed = text(line.status) !== "success";
+    const output = text(line.output) ??
+      (failed ? text(record(line.error)?.message) : null) ?? "";
     return {
       type: failed ? "tool_call_failed" : "tool_call_completed",
       data: {
@@ -324,7 +315,7 @@ export class GeminiParser implements CliParser {
         });
       }
     }
-    if (str(line.status) === "success") {
+    if (text(line.status) === "success") {
       events.push({ type: "run_completed", data: { stop_reason: "end_turn" } });
       return events;
     }
