@@ -70,7 +70,13 @@ export class ClaudeParser implements CliParser {
     if (!isRecord(json)) return { events: [] };
     const result: LineResult = { events: [] };
     const session = str(json.session_id);
-    if (session !== null && session !== "") result.session_id = session;
+    // A lifecycle line comes before system/init on the live lane: the id is
+    // taken from init, which names the model too (run_started carries both).
+    if (
+      session !== null && session !== "" && json.type !== "command_lifecycle"
+    ) {
+      result.session_id = session;
+    }
     switch (json.type) {
       case "system":
         this.#system(json, result);

@@ -349,12 +349,13 @@ Deno.test("claude parser marks an interrupted turn as cancelled, not as a provid
   assert.deepEqual(failureKinds(results), ["user_cancelled"]);
 });
 
-Deno.test("claude parser reads a steered stdin session: session id before init, two turns, running totals", async () => {
+Deno.test("claude parser reads a steered stdin session: session id at init, two turns, running totals", async () => {
   for (const name of ["steer_stdin", "steer_stdin_2.1.197"]) {
     const results = await fixture(name);
     const ids = new Set(results.map((r) => r.session_id).filter(Boolean));
     assert.equal(ids.size, 1, name);
-    assert.ok(results[0]!.session_id, `${name}: the first line names it`);
+    const first = results.find((r) => r.session_id);
+    assert.ok(first?.model, `${name}: the id comes with init's model`);
     const terminals = results.filter((r) => r.terminal);
     assert.equal(terminals.length, 2, name);
     assert.deepEqual(failureKinds([terminals[0]!]), ["user_cancelled"]);
@@ -439,4 +440,23 @@ Deno.test("claude exit() names a refused argv from stderr and leaves the rest to
     }),
     null,
   );
+});
+
+Deno.test("parser: the session id comes with system/init (and its model), not from the command_lifecycle lines before it", () => {
+  const parser = claudeProfile.parser();
+  const lifecycle = parser.line("", {
+    type: "command_lifecycle",
+    command_uuid: "u1",
+    state: "started",
+    session_id: "sess-1",
+  });
+  assert.equal(lifecycle.session_id, undefined);
+  const init = parser.line("", {
+    type: "system",
+    subtype: "init",
+    session_id: "sess-1",
+    model: "claude-opus-5-5",
+  });
+  assert.equal(init.session_id, "sess-1");
+  assert.equal(init.model, "claude-opus-5-5");
 });
