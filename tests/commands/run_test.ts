@@ -247,3 +247,43 @@ Deno.test("run prints packet warnings for unknown keys on stderr", async () => {
     /^warning: Ignoring unknown key "verfy" in ".*01_notes\.prompt\.md"/,
   );
 });
+
+Deno.test({
+  name:
+    "run as root refuses Claude's bypassPermissions before starting, saying why and what to use instead (exit 2)",
+  ignore: Deno.uid() !== 0,
+  async fn(): Promise<void> {
+    await using packet = await makePacket({
+      prompts: {
+        "01_notes.prompt.md": promptFile(
+          "provider: claude\nagent: {permission_mode: bypassPermissions}\nverify: {files_exist: [NOTES.md]}",
+        ),
+      },
+    });
+    const result = await runCli(["run", packet.dir], {
+      unsetEnv: ["IS_SANDBOX"],
+    });
+    assert.equal(result.code, 2, result.stderr);
+    assert.match(
+      result.stderr,
+      /Cannot run prompt 01 as root: agent\.permission_mode bypassPermissions .* which it refuses as root; use acceptEdits with agent\.allowed_tools, or set agent\.env\.IS_SANDBOX: "1"/,
+    );
+    await assert.rejects(Deno.stat(join(packet.stateRoot, "state.json")));
+  },
+});
+
+Deno.test("run refuses an agent option that does not apply to the prompt's provider (exit 2, naming the file)", async () => {
+  await using packet = await makePacket({
+    prompts: {
+      "01_notes.prompt.md": promptFile(
+        "agent: {sandbox: read-only}\nverify: {files_exist: [NOTES.md]}",
+      ),
+    },
+  });
+  const result = await runCli(["run", packet.dir]);
+  assert.equal(result.code, 2, result.stderr);
+  assert.match(
+    result.stderr,
+    /01_notes\.prompt\.md": agent\.sandbox does not apply to provider "simulated" \(it is for codex\)/,
+  );
+});
