@@ -290,15 +290,13 @@ export class CliSession implements Session {
       if (next === "abandoned" || next.done) break;
       const parsed = next.value;
       const text = parsed.line.text;
-      if (parsed.kind === "text") {
-        if (parsed.reason !== "blank") {
-          note(
-            `[${name}] ${text.slice(0, NOTE_CHARS)}${
-              text.length > NOTE_CHARS ? "…" : ""
-            }`,
-          );
-        }
-      }
+      const keep = (): void =>
+        note(
+          `[${name}] ${text.slice(0, NOTE_CHARS)}${
+            text.length > NOTE_CHARS ? "…" : ""
+          }`,
+        );
+      if (parsed.kind === "text" && parsed.reason !== "blank") keep();
       let result;
       try {
         result = parser.line(
@@ -308,6 +306,14 @@ export class CliSession implements Session {
       } catch (error) {
         note(`[prompt_runner] unreadable ${name} line: ${error}`);
         continue;
+      }
+      if (
+        parsed.kind === "json" && result.events.length === 0 &&
+        !result.terminal && !result.fatal
+      ) {
+        // No canonical event says what it was (an unknown type, a warning):
+        // the transcript keeps it as the CLI wrote it.
+        keep();
       }
       if (typeof result.session_id === "string" && !this.meta.session_id) {
         this.meta.session_id = result.session_id;

@@ -115,11 +115,11 @@ function alive(pid: number): boolean {
   return state !== "" && !state.startsWith("Z");
 }
 
-Deno.test("a CLI session emits run_started with the session id first, keeps non-JSON lines in the transcript and survives a parser that throws", async () => {
+Deno.test("a CLI session emits run_started with the session id first, keeps non-JSON lines and event-less JSON lines (an unknown type) in the transcript, and survives a parser that throws", async () => {
   await withTempDir(async (dir) => {
     const notes: string[] = [];
     const provider = createCliProvider(shProfile(
-      `echo 'warming up'; echo '{"id":"s-1"}'; echo '{"boom":1}'; echo '{"say":"hi"}'; echo '{"end":"ok"}'`,
+      `echo 'warming up'; echo '{"id":"s-1"}'; echo '{"boom":1}'; echo '{"type":"mystery","n":7}'; echo '{"say":"hi"}'; echo '{"end":"ok"}'`,
     ));
     const session = await provider.start(request(dir, notes));
     const events = await drain(session);
@@ -132,6 +132,10 @@ Deno.test("a CLI session emits run_started with the session id first, keeps non-
     assert.equal(events[0]?.data.session_id, "s-1");
     assert.equal(session.meta.session_id, "s-1");
     assert.ok(notes.some((n) => n === "[shcli] warming up"), notes.join("\n"));
+    assert.ok(
+      notes.includes('[shcli] {"type":"mystery","n":7}'),
+      notes.join("\n"),
+    );
     assert.ok(notes.some((n) => n.includes("unreadable shcli line")));
     assert.ok(notes.some((n) => n.startsWith("[prompt_runner] $ sh -c ")));
     assert.ok(notes.some((n) => n.includes(`TMPDIR ${dir}`)));
