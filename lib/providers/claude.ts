@@ -78,15 +78,6 @@ export const CLAUDE_INPUT: CliInput = {
   },
 };
 
-/** Whether the user is root (`bypassPermissions` then needs `IS_SANDBOX`). */
-function isRoot(): boolean {
-  try {
-    return Deno.uid() === 0;
-  } catch {
-    return false;
-  }
-}
-
 /** The claude CLI's profile. */
 export const claudeProfile: CliProfile = {
   name: "claude",
@@ -108,20 +99,15 @@ export const claudeProfile: CliProfile = {
       ...tail(invocation),
     ];
   },
-  env(invocation: CliInvocation): Record<string, string> {
-    const env: Record<string, string> = {
-      // No update checks, telemetry or other side traffic in unattended runs.
+  env(): Record<string, string> {
+    // No update checks, telemetry or other side traffic in unattended runs.
+    // IS_SANDBOX is never set here: Claude Code refuses bypassPermissions as
+    // root for a reason, and only the operator can say the run is sandboxed
+    // (agent.env.IS_SANDBOX; the runner refuses the packet otherwise).
+    return {
       DISABLE_AUTOUPDATER: "1",
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
     };
-    // Claude Code refuses bypassPermissions as root unless told it is sandboxed;
-    // the packet asked for it explicitly.
-    if (
-      invocation.options.permission_mode === "bypassPermissions" && isRoot()
-    ) {
-      env.IS_SANDBOX = "1";
-    }
-    return env;
   },
   parser(): CliParser {
     return new ClaudeParser();
