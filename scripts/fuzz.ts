@@ -549,7 +549,10 @@ async function dropOne(fuzz: Fuzz): Promise<void> {
     }
     case "directory with links": {
       const name = `${base}-dir.json`;
-      const path = join(fuzz.requests, name);
+      // Built under a dot-name the runner skips, then moved into place at
+      // once: a directory made in place could be refused and removed by the
+      // runner before its links were planted.
+      const path = join(fuzz.requests, `.${name}.building`);
       await Deno.mkdir(join(path, "sub"), { recursive: true });
       await Deno.symlink(
         join(fuzz.canary, "secret.txt"),
@@ -562,6 +565,7 @@ async function dropOne(fuzz: Fuzz): Promise<void> {
         join(path, "sub", "dangling"),
       );
       await Deno.writeTextFile(join(path, "inner.json"), valid());
+      await Deno.rename(path, join(fuzz.requests, name));
       return record(name);
     }
     case "fifo": {
