@@ -17,6 +17,11 @@ import {
   PromptRunnerError,
 } from "./lib/shared/errors.ts";
 import denoJson from "./deno.json" with { type: "json" };
+import { primeOwnProc } from "./lib/shared/_own_proc.ts";
+
+// First, before any await: `run` needs the signal dispositions it inherited
+// (nohup), which Deno replaces soon after start.
+if (Deno.args[0] === "run") primeOwnProc();
 
 const VERSION: string = denoJson.version;
 

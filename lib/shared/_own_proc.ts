@@ -20,6 +20,39 @@ export interface OwnProc {
 let own: Promise<OwnProc | null> | null = null;
 
 /**
+ * Reads this process's entries at once, blocking, for a command that needs
+ * the signal dispositions it inherited (`run` under nohup): Deno installs
+ * its own SIGHUP, SIGINT and SIGTERM handlers a few hundred milliseconds
+ * after start, from its event loop, and the inherited ignore is gone from
+ * `/proc` after that. A blocking read as the first statement cannot be
+ * overtaken, however slow `cat` is on a loaded machine.
+ */
+export function primeOwnProc(): void {
+  if (own !== null || Deno.build.os !== "linux") return;
+  let result: OwnProc | null = null;
+  try {
+    const output = new Deno.Command("cat", {
+      args: [`/proc/${Deno.pid}/stat`, `/proc/${Deno.pid}/status`],
+      stdin: "null",
+      stdout: "piped",
+      stderr: "null",
+    }).outputSync();
+    result = output.success
+      ? splitOwnProc(new TextDecoder().decode(output.stdout))
+      : null;
+  } catch {
+    result = null;
+  }
+  own = Promise.resolve(result);
+}
+
+function splitOwnProc(text: string): OwnProc | null {
+  const newline = text.indexOf("\n");
+  if (newline < 0) return null;
+  return { stat: text.slice(0, newline), status: text.slice(newline + 1) };
+}
+
+/**
  * This process's `stat` and `status`, read at the first call.
  *
  * @returns `null` when this system cannot tell (no `/proc`, no `cat`).
@@ -33,13 +66,9 @@ async function readOwnProc(): Promise<OwnProc | null> {
   if (Deno.build.os !== "linux") return null;
   const result = await runProcess("cat", {
     args: [`/proc/${Deno.pid}/stat`, `/proc/${Deno.pid}/status`],
-    timeoutMs: 5000,
+    // Generous: a `cat` slowed by a heavy load still answers.
+    timeoutMs: 30_000,
   });
   if (result.state !== "exited" || result.code !== 0) return null;
-  const newline = result.stdout.indexOf("\n");
-  if (newline < 0) return null;
-  return {
-    stat: result.stdout.slice(0, newline),
-    status: result.stdout.slice(newline + 1),
-  };
+  return splitOwnProc(result.stdout);
 }

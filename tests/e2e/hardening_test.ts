@@ -404,6 +404,45 @@ Deno.test("a runner started under nohup keeps running through SIGHUP and complet
   assert.equal(JSON.parse(last).data.status, "completed");
 });
 
+Deno.test("a runner started under nohup on a machine so loaded that reading /proc takes seconds still keeps running through SIGHUP", async () => {
+  await using packet = await makePacket({
+    prompts: { "01_long.prompt.md": longPrompt(25, 30) },
+  });
+  // A `cat` that answers after 6 s, as one did under a load average of 38.
+  const bin = join(packet.root, "slowbin");
+  await Deno.mkdir(bin);
+  const realCat = new TextDecoder().decode(
+    (await new Deno.Command("sh", {
+      args: ["-c", "command -v cat"],
+      stdout: "piped",
+    }).output()).stdout,
+  ).trim();
+  await Deno.writeTextFile(
+    join(bin, "cat"),
+    `#!/bin/sh\nsleep 6\nexec ${realCat} "$@"\n`,
+  );
+  await Deno.chmod(join(bin, "cat"), 0o755);
+  const child = new Deno.Command("nohup", {
+    args: [Deno.execPath(), ...cliArgs(["run", packet.dir, "--json"])],
+    cwd: ROOT,
+    env: { NO_COLOR: "1", PATH: `${bin}:${Deno.env.get("PATH")}` },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const stdout = readAll(child.stdout);
+  const stderr = readAll(child.stderr);
+  await waitFor("the run to stream", async () => {
+    const snapshot = await readSnapshot(packet.stateRoot);
+    return snapshot !== null && Number(snapshot.tool_count) >= 1;
+  });
+  child.kill("SIGHUP");
+  const status = await child.status;
+  assert.equal(status.code, 0, await stderr);
+  const last = (await stdout).trimEnd().split("\n").at(-1)!;
+  assert.equal(JSON.parse(last).data.status, "completed");
+});
+
 Deno.test("control commands and run treat odd state files as refused by state (4) or not found (3), never as a bug (70)", async () => {
   await using packet = await makePacket({
     prompts: { "01_quick.prompt.md": longPrompt(1, 0) },
