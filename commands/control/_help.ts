@@ -15,11 +15,13 @@ export const CONTROL_STATUS_INFO: CommandInfo = {
 
 Shows a run's current state: status, prompt, attempt and mode, provider and
 model, elapsed time, tool calls, tokens, events, steers, view, and when the
-runner last wrote it. Reading never touches the run. TARGET is a packet
+runner last wrote it. Reading never touches the run. TARGET is a workspace id, a packet
 directory or a state root (default: the current directory).
 
 Options:
   --state-root DIR    The run's state root (default: TARGET/.prompt_runner)
+  --workspace FILE    The workspace FILE describes, instead of TARGET
+  --packet DIR        With --workspace: the packet, when the file binds none
   --json              Print the snapshot as one JSON line
   -h, --help          Show this help
 
@@ -36,12 +38,14 @@ export const CONTROL_LOG_INFO: CommandInfo = {
 
 Prints every command sent to a run, with its outcome: applied, accepted
 (a steer waiting for its lane), rejected (with the reason) or received.
-TARGET is a packet directory or a state root (default: the current
+TARGET is a workspace id, a packet directory or a state root (default: the current
 directory).
 
 Options:
   --follow            Keep printing new entries until the run ends
   --state-root DIR    The run's state root (default: TARGET/.prompt_runner)
+  --workspace FILE    The workspace FILE describes, instead of TARGET
+  --packet DIR        With --workspace: the packet, when the file binds none
   --json              Print entries as NDJSON
   -h, --help          Show this help
 
@@ -58,7 +62,7 @@ export const CONTROL_VIEW_INFO: CommandInfo = {
   help: `Usage: prompt_runner control view [TARGET] [settings] [options]
 
 Changes how a live run renders, from its next event boundary on. The values
-are checked here first; nothing is written for a bad one. TARGET is a packet
+are checked here first; nothing is written for a bad one. TARGET is a workspace id, a packet
 directory or a state root (default: the current directory).
 
 Settings (at least one):
@@ -71,6 +75,8 @@ Options:
   --author NAME       Who asks (default: $USER, else $LOGNAME, else the
                       account name of this process, else uid:N)
   --state-root DIR    The run's state root (default: TARGET/.prompt_runner)
+  --workspace FILE    The workspace FILE describes, instead of TARGET
+  --packet DIR        With --workspace: the packet, when the file binds none
   -h, --help          Show this help
 
 Exit codes:
@@ -89,11 +95,13 @@ export const CONTROL_CONTRACT_INFO: CommandInfo = {
 Shows a prompt's verify contract: its amendments (phase, operation, clause,
 author, reason) and the packet's contract against the one every run from
 this state root enforces. Kept entries are indented, removed ones start
-with "-", added ones with "+". TARGET is a packet directory or a state root
+with "-", added ones with "+". TARGET is a workspace id, a packet directory or a state root
 (default: the current directory).
 
 Options:
   --state-root DIR    The state root (default: TARGET/.prompt_runner)
+  --workspace FILE    The workspace FILE describes, instead of TARGET
+  --packet DIR        With --workspace: the packet, when the file binds none
   --json              Print {prompt_id, packet, enforced, amendments, diff}
   -h, --help          Show this help
 
@@ -129,6 +137,8 @@ Options:
   --author NAME       Who amends (default: $USER, else $LOGNAME, else the
                       account name of this process, else uid:N)
   --state-root DIR    The state root (default: TARGET/.prompt_runner)
+  --workspace FILE    The workspace FILE describes, instead of TARGET
+  --packet DIR        With --workspace: the packet, when the file binds none
   --json              Print the amendment record as one JSON line
   -h, --help          Show this help
 
@@ -163,6 +173,8 @@ Options:
   --author NAME       Who relaxes (default: $USER, else $LOGNAME, else the
                       account name of this process, else uid:N)
   --state-root DIR    The state root (default: TARGET/.prompt_runner)
+  --workspace FILE    The workspace FILE describes, instead of TARGET
+  --packet DIR        With --workspace: the packet, when the file binds none
   --json              Print the amendment record as one JSON line
   -h, --help          Show this help
 
