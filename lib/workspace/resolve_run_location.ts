@@ -11,6 +11,7 @@ import { MANIFEST_FILE } from "../packet/packet.ts";
 import { elidePath, NotFoundError } from "../shared/errors.ts";
 import { isDirectory, pathExists } from "../shared/path_exists.ts";
 import { isStateRoot, workspaceLocation } from "./workspace_location.ts";
+import { isWorkspaceId } from "./workspace_file.ts";
 import {
   defaultStateRoot,
   type PacketRunLocation,
@@ -100,6 +101,16 @@ export async function resolveRunLocation(
   }
 }
 
+/** For a TARGET that could have been a workspace id: say none is prepared. */
+function noWorkspaceHint(target: string | undefined): { hint?: string } {
+  return target !== undefined && isWorkspaceId(target)
+    ? {
+      hint:
+        `No workspace "${target}" is prepared either; 'prompt_runner workspace list' shows them`,
+    }
+    : {};
+}
+
 function givenRoot(options: ResolveRunLocationOptions): string | undefined {
   return options.stateRoot === undefined
     ? undefined
@@ -118,7 +129,7 @@ async function packetLocation(
   if (!(await isDirectory(dir))) {
     throw new NotFoundError(
       `Cannot find packet "${elidePath(target ?? dir)}": no such directory`,
-      { code: "PACKET_NOT_FOUND" },
+      { code: "PACKET_NOT_FOUND", ...noWorkspaceHint(target) },
     );
   }
   try {
@@ -154,7 +165,7 @@ async function stateRootLocation(
   if (!(await pathExists(dir))) {
     throw new NotFoundError(
       `Cannot find packet "${shown}": no such directory`,
-      { code: "PACKET_NOT_FOUND" },
+      { code: "PACKET_NOT_FOUND", ...noWorkspaceHint(target) },
     );
   }
   throw new NotFoundError(

@@ -21,7 +21,6 @@ import {
   readRegistry,
   readStateRootTag,
   type StateRootTag,
-  unknownWorkspace,
 } from "./registry.ts";
 import { isWithin } from "./prepare_workspace.ts";
 
@@ -224,9 +223,6 @@ export async function workspaceLocation(
           );
         }
         return await fromTag(root, tag, options);
-      }
-      if (!(await pathExists(resolve(options.cwd, target)))) {
-        throw unknownWorkspace(target);
       }
     }
     const dir = resolve(options.cwd, target);
