@@ -67,14 +67,13 @@ export async function readRegistry(
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     throw corrupt(file, "expected an object of id: state root");
   }
-  const registry: Registry = Object.create(null);
   for (const [id, root] of Object.entries(value)) {
     if (typeof root !== "string") {
       throw corrupt(file, `the entry "${id}" is not a path`);
     }
-    registry[id] = root;
   }
-  return registry;
+  // fromEntries makes every id an own key, "__proto__" included.
+  return Object.fromEntries(Object.entries(value)) as Registry;
 }
 
 /** The state root registered for `id`, or `null`. */
