@@ -11,11 +11,11 @@ import { UsageError } from "../../lib/shared/errors.ts";
 import { resolve } from "../../lib/shared/posix_path.ts";
 import {
   isPacketDir,
-  isWorkspaceId,
-  lookupWorkspace,
   resolveRunLocation,
-  type RunLocation,
-} from "../../lib/workspace/mod.ts";
+} from "../../lib/workspace/resolve_run_location.ts";
+import type { RunLocation } from "../../lib/workspace/run_location.ts";
+import { isWorkspaceId } from "../../lib/workspace/workspace_file.ts";
+import { lookupWorkspace } from "../../lib/workspace/registry.ts";
 import {
   type FlagSpec,
   parseCommandArgs,

@@ -6,11 +6,13 @@
  */
 
 import { NotFoundError, StateError, UsageError } from "../shared/errors.ts";
-import { openStateRoot } from "../shared/state_root.ts";
-import { readRunLock } from "../shared/run_lock.ts";
 import { currentSnapshot } from "../control/snapshot.ts";
 import type { StateHomeOptions } from "./state_home.ts";
-import { loadWorkspaceFile, type WorkspaceFile } from "./workspace_file.ts";
+import {
+  isWithin,
+  loadWorkspaceFile,
+  type WorkspaceFile,
+} from "./workspace_file.ts";
 import {
   readRegistry,
   readStateRootTag,
@@ -29,11 +31,6 @@ export interface PreparedWorkspace {
   state_root: string;
   /** The state root the id was registered at before, if another one. */
   moved_from: string | null;
-}
-
-/** Whether `path` is `dir` or below it. */
-export function isWithin(path: string, dir: string): boolean {
-  return path === dir || path.startsWith(dir.endsWith("/") ? dir : `${dir}/`);
 }
 
 /**
@@ -76,6 +73,8 @@ export async function prepareWorkspace(
       },
     );
   }
+  // Loaded here: resolving a TARGET (every control command) never needs it.
+  const { openStateRoot } = await import("../shared/state_root.ts");
   const root = await openStateRoot(workspace.state_root, {
     create: true,
     repair: true,
@@ -182,6 +181,7 @@ export async function forgetWorkspace(
         { code: "STATE_ROOT_TAKEN", hint: "Forget without --delete" },
       );
     }
+    const { readRunLock } = await import("../shared/run_lock.ts");
     const lock = tag === null ? null : await readRunLock(root);
     if (lock?.alive) {
       throw new StateError(

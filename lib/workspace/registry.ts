@@ -10,13 +10,10 @@
 
 import { dirname, join } from "../shared/posix_path.ts";
 import { NotFoundError, StateError } from "../shared/errors.ts";
-import {
-  DIR_MODE,
-  FILE_MODE,
-  readTextIfExists,
-  writeFileAtomic,
-} from "../shared/files.ts";
-import { waitForLock } from "../shared/lock_file.ts";
+// Files, not the shared barrel, and the writers loaded when they write:
+// every control command reads the registry to resolve its TARGET.
+import { readTextIfExists } from "../shared/read_file.ts";
+import { DIR_MODE, FILE_MODE } from "../shared/private_files.ts";
 import { registryFile, type StateHomeOptions } from "./state_home.ts";
 
 /** The file, in a workspace's state root, that says whose root it is. */
@@ -91,6 +88,8 @@ async function changeRegistry(
   options: StateHomeOptions,
 ): Promise<void> {
   const file = registryFile(options);
+  const { waitForLock } = await import("../shared/lock_file.ts");
+  const { writeFileAtomic } = await import("../shared/write_file.ts");
   await Deno.mkdir(dirname(file), { recursive: true, mode: DIR_MODE });
   const lock = await Deno.open(`${file}.lock`, {
     read: true,
@@ -200,6 +199,7 @@ export async function writeStateRootTag(
   stateRoot: string,
   tag: Omit<StateRootTag, "v" | "kind">,
 ): Promise<void> {
+  const { writeFileAtomic } = await import("../shared/write_file.ts");
   const value: StateRootTag = {
     v: 1,
     kind: "workspace",

@@ -35,6 +35,11 @@ export function isWorkspaceId(name: string): boolean {
   return WORKSPACE_ID.test(name);
 }
 
+/** Whether `path` is `dir` or below it. */
+export function isWithin(path: string, dir: string): boolean {
+  return path === dir || path.startsWith(dir.endsWith("/") ? dir : `${dir}/`);
+}
+
 async function kindOf(path: string): Promise<"dir" | "file" | null> {
   try {
     return (await Deno.stat(path)).isDirectory ? "dir" : "file";

@@ -13,6 +13,7 @@ import { MANIFEST_FILE } from "../packet/packet.ts";
 import type { StateHomeOptions } from "./state_home.ts";
 import { defaultStateRoot, type RunLocation } from "./run_location.ts";
 import {
+  isWithin,
   isWorkspaceId,
   loadWorkspaceFile,
   type WorkspaceFile,
@@ -22,7 +23,6 @@ import {
   readStateRootTag,
   type StateRootTag,
 } from "./registry.ts";
-import { isWithin } from "./prepare_workspace.ts";
 
 /** What the workspace resolution needs to know of the command. */
 export interface WorkspaceLookup extends StateHomeOptions {
