@@ -33,7 +33,7 @@ recovery: {max_steers: 3}
 simulate:
   attempts:
     - delay_ms: 40
-      repeat: 30
+      repeat: 45
       writes: [{path: NOTES.md, text: "notes"}]
       messages: ["working on it"]
       tools: [{name: Bash, input: {command: ls}, output: a.md}]`);
@@ -138,9 +138,15 @@ Deno.test("prepare → run by id → status, control status|events|steer|amend b
       return lines.length > 0 ? lines : null;
     });
     assert.equal(delivered[0]!.text, "keep it short");
-  } finally {
+  } catch (error) {
+    // Never leave the runner behind a failed assertion.
+    child.kill("SIGKILL");
     await lines.rest();
+    await child.status;
+    await stderr;
+    throw error;
   }
+  await lines.rest();
   const exit = await child.status;
   assert.equal(exit.code, 0, await stderr);
   // The operator's checkout got the work, the author's did not.
