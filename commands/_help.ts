@@ -13,7 +13,7 @@ export const RUN_INFO: CommandInfo = {
   summary: "Run a packet's prompts, verify and recover",
   help: `Usage: prompt_runner run PACKET [IDS...] [options]
        prompt_runner run WORKSPACE_ID [IDS...] [options]
-       prompt_runner run --workspace WORKSPACE_YML [--packet DIR] [IDS...] [options]
+       prompt_runner run --workspace WORKSPACE_YML [--packet DIR] [IDS...]
 
 Runs a packet's prompts (all of them, or the ids given, in dependency order)
 against the packet's provider, verifies each result against its contract,

@@ -21,8 +21,9 @@ import { parseRunCommand } from "./_target.ts";
 const HELP = `Usage: prompt_runner control events [TARGET] [options]
 
 Prints a run's events, then follows them until the run finishes. Each event
-is printed once, in order. TARGET is a workspace id, a packet directory or a state root
-(default: the current directory).
+is printed once, in order. TARGET is a workspace id, a packet directory or
+a state root (default: the current directory, else the workspace related
+to it).
 
 Options:
   --from WHERE        start (replay everything, the default), current (only
