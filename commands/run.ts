@@ -157,7 +157,7 @@ async function run(context: CommandContext, argv: string[]): Promise<number> {
   if (workspace !== null) {
     // The operator's checkouts replace the packet's repos; the run's state
     // goes to the workspace's root, never under the packet.
-    packet = applyRepoOverrides(
+    packet = await applyRepoOverrides(
       packet,
       workspace.location.repo_overrides,
       workspace.location.workspace_file ?? "workspace.yml",

@@ -9,6 +9,19 @@
 import { UsageError } from "../shared/errors.ts";
 import type { Packet } from "../packet/packet.ts";
 
+/** The line of a key in the workspace file, when it can still be read. */
+async function lineOf(
+  file: string,
+  key: readonly string[],
+): Promise<number | undefined> {
+  try {
+    const { parseYamlFile } = await import("../packet/front_matter.ts");
+    return parseYamlFile(await Deno.readTextFile(file), file).lineOf(key);
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Returns the packet with its repos' paths replaced by `overrides` (repo
  * name → path). Prompts working in a replaced repo work in the new path.
@@ -19,16 +32,19 @@ import type { Packet } from "../packet/packet.ts";
  * @throws {UsageError} (`INVALID_WORKSPACE`) when an override names a repo
  * the packet does not declare.
  */
-export function applyRepoOverrides(
+export async function applyRepoOverrides(
   packet: Packet,
   overrides: Readonly<Record<string, string>>,
   file: string,
-): Packet {
+): Promise<Packet> {
   const names = packet.repos.map((repo) => repo.name);
   for (const name of Object.keys(overrides)) {
     if (!names.includes(name)) {
+      const line = await lineOf(file, ["repos", name]);
       throw new UsageError(
-        `Invalid workspace file "${file}", key "repos.${name}": packet "${packet.dir}" has no repo "${name}" (it declares ${
+        `Invalid workspace file "${file}"${
+          line === undefined ? "" : `, line ${line}`
+        }, key "repos.${name}": packet "${packet.dir}" has no repo "${name}" (it declares ${
           names.length ? names.join(", ") : "no repos"
         })`,
         { code: "INVALID_WORKSPACE" },
