@@ -12,11 +12,18 @@ export const RUN_INFO: CommandInfo = {
   name: "run",
   summary: "Run a packet's prompts, verify and recover",
   help: `Usage: prompt_runner run PACKET [IDS...] [options]
+       prompt_runner run WORKSPACE_ID [IDS...] [options]
+       prompt_runner run --workspace WORKSPACE_YML [--packet DIR] [IDS...]
 
 Runs a packet's prompts (all of them, or the ids given, in dependency order)
 against the packet's provider, verifies each result against its contract,
 and retries or repairs as the packet's recovery settings allow. The run can
 be watched and steered from another terminal with 'prompt_runner control'.
+
+A workspace run (a prepared workspace's id, or --workspace FILE, which
+prepares it) runs the workspace's packet (or --packet DIR) on the
+workspace's repo overrides, and keeps everything it writes in the
+workspace's state root: nothing is written under the packet's directory.
 
 Options:
   --provider P        Run every prompt on provider P (simulated, ...)
@@ -26,6 +33,9 @@ Options:
   --thinking M        show | hide
   --diff M            none | stat | full
   --state-root DIR    Keep run state in DIR (default: PACKET/.prompt_runner)
+  --workspace FILE    Run in the workspace FILE describes (see
+                      'prompt_runner workspace --help')
+  --packet DIR        The packet a workspace runs, instead of its binding
   --resume            Continue the state root's last run under the same run
                       id when its runner died before finishing it
   --run-id ID         Use this run id: up to 128 letters, digits, '.', '_'
@@ -46,6 +56,7 @@ the path; free space, then continue with --resume.
 
 Examples:
   prompt_runner run examples/demo
+  prompt_runner run operator-packet
   prompt_runner run examples/demo 02 --log-mode verbose
   prompt_runner run examples/demo --json | jq -c 'select(.type=="prompt_completed")'
 `,
@@ -68,5 +79,42 @@ Options:
 
 Exit codes:
   0 ok   2 usage error   3 packet not found   4 state.json unreadable
+`,
+};
+
+/** `workspace`. */
+export const WORKSPACE_INFO: CommandInfo = {
+  name: "workspace",
+  summary: "Prepare, list and forget operator workspaces",
+  help: `Usage: prompt_runner workspace COMMAND [options]
+
+A workspace runs a packet without writing into the packet's directory: its
+run state, steers, interventions and amendments live in a state root of the
+operator's (default: $XDG_STATE_HOME/prompt_runner/workspaces/ID, else
+~/.local/state/prompt_runner/workspaces/ID), and its repos can point at the
+operator's own checkouts. It is described by a workspace.yml:
+
+  id: operator-packet        # [a-z0-9][a-z0-9._-]{0,63}
+  packet: ../packets/demo    # optional default packet (relative to the file)
+  repos:                     # optional repo overrides (relative to the file)
+    app: /srv/checkouts/app
+  state_root: /var/lib/pr/x  # optional
+
+Once prepared, the id is a TARGET for run, status and every control
+command; with no TARGET, a command run inside the workspace's packet or
+one of its repos finds the workspace.
+
+Commands:
+  prepare WORKSPACE_YML   Create and tag the state root, register the id
+  list [--json]           Show the prepared workspaces and their last run
+  forget ID [--delete]    Unregister the id (--delete also removes its
+                          state root and every run recorded there)
+
+Run 'prompt_runner workspace COMMAND --help' for a command's options.
+
+Exit codes:
+  0 ok   2 usage error or invalid workspace file   3 workspace file, packet,
+  repo or id not found   4 refused by state (another workspace's state root,
+  a run still using it)
 `,
 };

@@ -8,7 +8,7 @@
 
 import type { CommandEntry } from "./_context.ts";
 import { describedEntry, importCommand } from "./_dispatch.ts";
-import { RUN_INFO, STATUS_INFO } from "./_help.ts";
+import { RUN_INFO, STATUS_INFO, WORKSPACE_INFO } from "./_help.ts";
 import { controlCommand } from "./control.ts";
 import { CONTROL_INFO } from "./control/_registry.ts";
 
@@ -28,4 +28,10 @@ export const COMMANDS: readonly CommandEntry[] = [
   // `control` only dispatches, and is as light as this registry: loaded
   // with it, so a control command costs one dynamic import, not two.
   describedEntry(CONTROL_INFO, () => Promise.resolve(controlCommand)),
+  describedEntry(
+    WORKSPACE_INFO,
+    async () =>
+      (await importCommand<typeof import("./workspace.ts")>("./workspace.ts"))
+        .workspaceCommand,
+  ),
 ];

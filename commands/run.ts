@@ -4,7 +4,15 @@
  * @module
  */
 
-import { locateRunTarget } from "../lib/workspace/mod.ts";
+import {
+  applyRepoOverrides,
+  isWorkspaceId,
+  locateRunTarget,
+  lookupWorkspace,
+  type PacketRunLocation,
+  prepareWorkspace,
+  resolveRunLocation,
+} from "../lib/workspace/mod.ts";
 import { relative, resolve } from "node:path";
 import { currentRun, snapshot } from "../lib/control/mod.ts";
 import { loadPacket } from "../lib/packet/mod.ts";
@@ -17,7 +25,12 @@ import {
 } from "../lib/shared/mod.ts";
 import { isEnvironmentError } from "../lib/shared/files.ts";
 import { hangupIgnored } from "../lib/shared/hangup.ts";
-import { parseCommandArgs, stringFlag, viewFlags } from "./_args.ts";
+import {
+  parseCommandArgs,
+  type ParsedArgs,
+  stringFlag,
+  viewFlags,
+} from "./_args.ts";
 import type { Command, CommandContext } from "./_context.ts";
 import { StdoutClosedError } from "./_output.ts";
 import { RUN_INFO } from "./_help.ts";
@@ -37,6 +50,8 @@ const FLAGS = {
   thinking: { type: "string" },
   diff: { type: "string" },
   "state-root": { type: "string" },
+  workspace: { type: "string" },
+  packet: { type: "string" },
   resume: { type: "boolean" },
   "run-id": { type: "string" },
   json: { type: "boolean" },
@@ -72,23 +87,82 @@ async function chooseRunId(
   return ref.run_id;
 }
 
+/**
+ * Where a workspace run lives: `--workspace FILE` (prepared on the way), or
+ * a workspace id as the first argument. `null` for a packet run.
+ */
+async function workspaceRun(
+  context: CommandContext,
+  args: ParsedArgs,
+): Promise<{ location: PacketRunLocation; ids: string[] } | null> {
+  const file = stringFlag(args, "workspace");
+  const packet = stringFlag(args, "packet");
+  const common = {
+    needs: "packet" as const,
+    cwd: context.cwd,
+    stateRoot: stringFlag(args, "state-root"),
+    packet,
+    command: "run",
+  };
+  if (file !== undefined) {
+    if (common.stateRoot === undefined) {
+      await prepareWorkspace(file, { cwd: context.cwd });
+    }
+    return {
+      location: await resolveRunLocation(undefined, {
+        ...common,
+        workspace: file,
+      }),
+      ids: args.positionals,
+    };
+  }
+  const [first, ...ids] = args.positionals;
+  if (
+    first !== undefined && isWorkspaceId(first) &&
+    await lookupWorkspace(first) !== null
+  ) {
+    return {
+      location: await resolveRunLocation(first, common),
+      ids,
+    };
+  }
+  if (packet !== undefined) {
+    throw new UsageError(
+      "--packet DIR goes with --workspace FILE or a workspace id",
+      { hint: "Run 'prompt_runner run --help'" },
+    );
+  }
+  return null;
+}
+
 async function run(context: CommandContext, argv: string[]): Promise<number> {
   const args = parseCommandArgs("run", argv, FLAGS);
   if (args.values.help) {
     await context.stdout.write(RUN_INFO.help);
     return 0;
   }
-  const [packetDir, ...ids] = args.positionals;
-  if (packetDir === undefined) {
+  const workspace = await workspaceRun(context, args);
+  const [packetDir, ...packetIds] = args.positionals;
+  if (workspace === null && packetDir === undefined) {
     throw new UsageError("Missing the packet directory", {
       hint:
-        "Run 'prompt_runner run PACKET [IDS...]'; see 'prompt_runner run --help'",
+        "Run 'prompt_runner run PACKET [IDS...]' or 'prompt_runner run WORKSPACE_ID'; see 'prompt_runner run --help'",
     });
   }
+  const ids = workspace === null ? packetIds : workspace.ids;
   const view = viewFlags(args.values);
   const givenRunId = stringFlag(args, "run-id");
   if (givenRunId !== undefined) checkRunId(givenRunId);
-  const packet = await loadPacket(packetDir);
+  let packet = await loadPacket(workspace?.location.packet_dir ?? packetDir!);
+  if (workspace !== null) {
+    // The operator's checkouts replace the packet's repos; the run's state
+    // goes to the workspace's root, never under the packet.
+    packet = await applyRepoOverrides(
+      packet,
+      workspace.location.repo_overrides,
+      workspace.location.workspace_file ?? "workspace.yml",
+    );
+  }
   for (const warning of packet.warnings) {
     await context.stderr.line(`warning: ${warning}`);
   }
@@ -114,7 +188,8 @@ async function run(context: CommandContext, argv: string[]): Promise<number> {
     Deno.addSignalListener(signal, listener);
   }
   try {
-    const stateRoot = stringFlag(args, "state-root");
+    const stateRoot = workspace?.location.state_root ??
+      stringFlag(args, "state-root");
     const runId = await chooseRunId(
       args.values.resume === true,
       stringFlag(args, "run-id"),
@@ -185,7 +260,7 @@ async function run(context: CommandContext, argv: string[]): Promise<number> {
     );
     await context.stderr.line(
       `hint: 'prompt_runner status ${
-        shownPath(context.cwd, packet.dir)
+        workspace?.location.workspace_id ?? shownPath(context.cwd, packet.dir)
       }' shows each prompt's attempts and verifier result`,
     );
     return 1;

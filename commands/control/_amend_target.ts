@@ -8,18 +8,26 @@
 import { resolve } from "node:path";
 import type { AmendTarget } from "../../lib/runner/mod.ts";
 import { isDirectory, UsageError } from "../../lib/shared/mod.ts";
-import { resolveRunLocation, runTargetOf } from "../../lib/workspace/mod.ts";
+import {
+  isWorkspaceId,
+  lookupWorkspace,
+  resolveRunLocation,
+  runTargetOf,
+} from "../../lib/workspace/mod.ts";
+import type { WorkspaceFlags } from "./_target.ts";
 
 /**
- * Splits `[TARGET] PROMPT_ID` and resolves TARGET (a packet directory, or a
- * state root whose snapshot names its packet; default: the current
- * directory).
+ * Splits `[TARGET] PROMPT_ID` and resolves TARGET (a workspace id with a
+ * packet binding, a packet directory, or a state root whose snapshot names
+ * its packet; default: the current directory), or `--workspace FILE
+ * [--packet DIR]`.
  */
 export async function resolveAmendTarget(
   command: string,
   positionals: string[],
   cwd: string,
   stateRoot: string | undefined,
+  workspace: WorkspaceFlags = {},
 ): Promise<{ target: AmendTarget; promptId: string }> {
   if (positionals.length > 2) {
     throw new UsageError(
@@ -31,7 +39,8 @@ export async function resolveAmendTarget(
   if (
     promptId === undefined ||
     (positionals.length === 1 && !/^\d+$/.test(promptId) &&
-      await isDirectory(resolve(cwd, promptId)))
+      (await isDirectory(resolve(cwd, promptId)) ||
+        (isWorkspaceId(promptId) && await lookupWorkspace(promptId) !== null)))
   ) {
     throw new UsageError("A prompt id is required", {
       hint: `Run 'prompt_runner control ${command} [TARGET] PROMPT_ID'`,
@@ -44,6 +53,7 @@ export async function resolveAmendTarget(
       cwd,
       stateRoot,
       command: `control ${command}`,
+      ...workspace,
     },
   );
   return { target: runTargetOf(location), promptId };

@@ -15,11 +15,14 @@ export const CONTROL_STATUS_INFO: CommandInfo = {
 
 Shows a run's current state: status, prompt, attempt and mode, provider and
 model, elapsed time, tool calls, tokens, events, steers, view, and when the
-runner last wrote it. Reading never touches the run. TARGET is a packet
-directory or a state root (default: the current directory).
+runner last wrote it. Reading never touches the run. TARGET is a workspace
+id, a packet directory or a state root (default: the current directory,
+else the workspace related to it).
 
 Options:
   --state-root DIR    The run's state root (default: TARGET/.prompt_runner)
+  --workspace FILE    The workspace FILE describes, instead of TARGET
+  --packet DIR        With --workspace: the packet, when the file binds none
   --json              Print the snapshot as one JSON line
   -h, --help          Show this help
 
@@ -36,12 +39,14 @@ export const CONTROL_LOG_INFO: CommandInfo = {
 
 Prints every command sent to a run, with its outcome: applied, accepted
 (a steer waiting for its lane), rejected (with the reason) or received.
-TARGET is a packet directory or a state root (default: the current
-directory).
+TARGET is a workspace id, a packet directory or a state root (default: the
+current directory, else the workspace related to it).
 
 Options:
   --follow            Keep printing new entries until the run ends
   --state-root DIR    The run's state root (default: TARGET/.prompt_runner)
+  --workspace FILE    The workspace FILE describes, instead of TARGET
+  --packet DIR        With --workspace: the packet, when the file binds none
   --json              Print entries as NDJSON
   -h, --help          Show this help
 
@@ -58,8 +63,9 @@ export const CONTROL_VIEW_INFO: CommandInfo = {
   help: `Usage: prompt_runner control view [TARGET] [settings] [options]
 
 Changes how a live run renders, from its next event boundary on. The values
-are checked here first; nothing is written for a bad one. TARGET is a packet
-directory or a state root (default: the current directory).
+are checked here first; nothing is written for a bad one. TARGET is a
+workspace id, a packet directory or a state root (default: the current
+directory, else the workspace related to it).
 
 Settings (at least one):
   --log-mode M        compact | verbose | studio
@@ -71,6 +77,8 @@ Options:
   --author NAME       Who asks (default: $USER, else $LOGNAME, else the
                       account name of this process, else uid:N)
   --state-root DIR    The run's state root (default: TARGET/.prompt_runner)
+  --workspace FILE    The workspace FILE describes, instead of TARGET
+  --packet DIR        With --workspace: the packet, when the file binds none
   -h, --help          Show this help
 
 Exit codes:
@@ -89,11 +97,14 @@ export const CONTROL_CONTRACT_INFO: CommandInfo = {
 Shows a prompt's verify contract: its amendments (phase, operation, clause,
 author, reason) and the packet's contract against the one every run from
 this state root enforces. Kept entries are indented, removed ones start
-with "-", added ones with "+". TARGET is a packet directory or a state root
-(default: the current directory).
+with "-", added ones with "+". TARGET is a workspace id (with a packet
+binding), a packet directory or a state root (default: the current
+directory, else the workspace related to it).
 
 Options:
   --state-root DIR    The state root (default: TARGET/.prompt_runner)
+  --workspace FILE    The workspace FILE describes, instead of TARGET
+  --packet DIR        With --workspace: the packet, when the file binds none
   --json              Print {prompt_id, packet, enforced, amendments, diff}
   -h, --help          Show this help
 
@@ -114,7 +125,9 @@ Adds a requirement to a prompt's verify contract. Amendments live in the
 state root, not in the packet: every run from that state root enforces them
 (including a verification already under way), and a run from a clean state
 root uses the packet's contract. Each is recorded with its phase
-(pre_verify, post_failure or post_success) and logged.
+(pre_verify, post_failure or post_success) and logged. TARGET is a
+workspace id (with a packet binding), a packet directory or a state root
+(default: the current directory, else the workspace related to it).
 
 Addition (exactly one):
   --add-file PATH           files_exist: PATH must exist
@@ -129,6 +142,8 @@ Options:
   --author NAME       Who amends (default: $USER, else $LOGNAME, else the
                       account name of this process, else uid:N)
   --state-root DIR    The state root (default: TARGET/.prompt_runner)
+  --workspace FILE    The workspace FILE describes, instead of TARGET
+  --packet DIR        With --workspace: the packet, when the file binds none
   --json              Print the amendment record as one JSON line
   -h, --help          Show this help
 
@@ -153,7 +168,7 @@ export const CONTROL_RELAX_INFO: CommandInfo = {
 Removes a clause from a prompt's verify contract: the risky direction, so it
 needs --confirm and a reason. Recorded, logged and enforced like amend.
 Clauses: files_exist, files_absent, contains, matches, commands,
-changed_paths_only.
+changed_paths_only. TARGET is as for 'control amend'.
 
 Options:
   --drop CLAUSE       The clause to remove
@@ -163,6 +178,8 @@ Options:
   --author NAME       Who relaxes (default: $USER, else $LOGNAME, else the
                       account name of this process, else uid:N)
   --state-root DIR    The state root (default: TARGET/.prompt_runner)
+  --workspace FILE    The workspace FILE describes, instead of TARGET
+  --packet DIR        With --workspace: the packet, when the file binds none
   --json              Print the amendment record as one JSON line
   -h, --help          Show this help
 

@@ -86,8 +86,10 @@ function controlHelp(): string {
 
 Watches and steers a run from another terminal or process, through files in
 the run's state root: reads never touch the run, and every command sent is
-recorded in the run's audit log, refused ones included. TARGET is a packet
-directory or a state root (default: the current directory).
+recorded in the run's audit log, refused ones included. TARGET is a
+workspace id, a packet directory or a state root (default: the current
+directory, else the workspace related to it); --workspace FILE [--packet
+DIR] names a workspace by its file instead.
 
 Commands:
 ${

@@ -8,10 +8,14 @@
 import type { RunRef } from "../../lib/control/paths.ts";
 import { currentRun } from "../../lib/control/snapshot.ts";
 import { UsageError } from "../../lib/shared/errors.ts";
+import { resolve } from "../../lib/shared/posix_path.ts";
 import {
+  isPacketDir,
   resolveRunLocation,
-  type RunLocation,
-} from "../../lib/workspace/mod.ts";
+} from "../../lib/workspace/resolve_run_location.ts";
+import type { RunLocation } from "../../lib/workspace/run_location.ts";
+import { isWorkspaceId } from "../../lib/workspace/workspace_file.ts";
+import { lookupWorkspace } from "../../lib/workspace/registry.ts";
 import {
   type FlagSpec,
   parseCommandArgs,
@@ -20,16 +24,52 @@ import {
 } from "../_args.ts";
 import type { CommandContext } from "../_context.ts";
 
-/** Resolves TARGET to the current run of its state root. */
+/** The flags that name a workspace instead of TARGET (DESIGN §8). */
+export const WORKSPACE_FLAGS = {
+  workspace: { type: "string" },
+  packet: { type: "string" },
+} as const satisfies Record<string, FlagSpec>;
+
+/** `--workspace FILE` and `--packet DIR`, as given. */
+export interface WorkspaceFlags {
+  /** `--workspace FILE`. */
+  workspace?: string | undefined;
+  /** `--packet DIR`. */
+  packet?: string | undefined;
+}
+
+/** Reads `--workspace` and `--packet`. */
+export function workspaceFlags(args: ParsedArgs): WorkspaceFlags {
+  return {
+    workspace: stringFlag(args, "workspace"),
+    packet: stringFlag(args, "packet"),
+  };
+}
+
+/**
+ * Tells whether a command's first word names a TARGET (a packet directory or
+ * a prepared workspace's id) rather than starting its text.
+ */
+export async function isTargetWord(
+  word: string,
+  cwd: string,
+): Promise<boolean> {
+  return await isPacketDir(resolve(cwd, word)) ||
+    (isWorkspaceId(word) && await lookupWorkspace(word) !== null);
+}
+
+/** Resolves TARGET (or `--workspace FILE`) to the current run of its state root. */
 export async function resolveRun(
   target: string | undefined,
   cwd: string,
   stateRoot: string | undefined,
+  workspace: WorkspaceFlags = {},
 ): Promise<RunRef> {
   const location = await resolveRunLocation(target, {
     needs: "state_root",
     cwd,
     stateRoot,
+    ...workspace,
   });
   return await currentRun(location.state_root);
 }
@@ -53,6 +93,7 @@ export async function parseLocationCommand(
 ): Promise<{ args: ParsedArgs; location: RunLocation } | null> {
   const args = parseCommandArgs(`control ${name}`, argv, {
     ...flags,
+    ...WORKSPACE_FLAGS,
     "state-root": { type: "string" },
   });
   if (args.values.help) {
@@ -71,6 +112,8 @@ export async function parseLocationCommand(
       needs: "state_root",
       cwd: context.cwd,
       stateRoot: stringFlag(args, "state-root"),
+      command: `control ${name}`,
+      ...workspaceFlags(args),
     }),
   };
 }

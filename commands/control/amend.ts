@@ -13,6 +13,7 @@ import { parseCommandArgs, type ParsedArgs, stringFlag } from "../_args.ts";
 import { CONTROL_AMEND_INFO, CONTROL_RELAX_INFO } from "./_help.ts";
 import type { Command, CommandContext } from "../_context.ts";
 import { resolveAmendTarget } from "./_amend_target.ts";
+import { WORKSPACE_FLAGS, workspaceFlags } from "./_target.ts";
 
 /** Splits a command line into argv: whitespace separates, quotes group. Never a shell. */
 export function splitCommandLine(line: string): string[] {
@@ -139,6 +140,7 @@ async function amendCommand(
     persist: { type: "boolean" },
     author: { type: "string" },
     "state-root": { type: "string" },
+    ...WORKSPACE_FLAGS,
     json: { type: "boolean" },
   });
   if (args.values.help) {
@@ -158,6 +160,7 @@ async function amendCommand(
     args.positionals,
     context.cwd,
     stringFlag(args, "state-root"),
+    workspaceFlags(args),
   );
   const author = stringFlag(args, "author");
   const record = await amend(target, promptId, {
@@ -182,6 +185,7 @@ async function relaxCommand(
     persist: { type: "boolean" },
     author: { type: "string" },
     "state-root": { type: "string" },
+    ...WORKSPACE_FLAGS,
     json: { type: "boolean" },
   });
   if (args.values.help) {
@@ -224,6 +228,7 @@ async function relaxCommand(
     args.positionals,
     context.cwd,
     stringFlag(args, "state-root"),
+    workspaceFlags(args),
   );
   const record = await relax(target, promptId, options);
   await report(context, record, args.values.json === true);

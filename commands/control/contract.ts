@@ -11,6 +11,7 @@ import { parseCommandArgs, stringFlag } from "../_args.ts";
 import { CONTROL_CONTRACT_INFO } from "./_help.ts";
 import type { Command, CommandContext } from "../_context.ts";
 import { resolveAmendTarget } from "./_amend_target.ts";
+import { WORKSPACE_FLAGS, workspaceFlags } from "./_target.ts";
 
 const PHASE_STYLE = {
   pre_verify: "green",
@@ -24,6 +25,7 @@ async function contractCommand(
 ): Promise<number> {
   const args = parseCommandArgs("control contract", argv, {
     "state-root": { type: "string" },
+    ...WORKSPACE_FLAGS,
     json: { type: "boolean" },
   });
   if (args.values.help) {
@@ -35,6 +37,7 @@ async function contractCommand(
     args.positionals,
     context.cwd,
     stringFlag(args, "state-root"),
+    workspaceFlags(args),
   );
   const stored = await contract(target, promptId);
   if (args.values.json) {

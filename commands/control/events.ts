@@ -21,8 +21,9 @@ import { parseRunCommand } from "./_target.ts";
 const HELP = `Usage: prompt_runner control events [TARGET] [options]
 
 Prints a run's events, then follows them until the run finishes. Each event
-is printed once, in order. TARGET is a packet directory or a state root
-(default: the current directory).
+is printed once, in order. TARGET is a workspace id, a packet directory or
+a state root (default: the current directory, else the workspace related
+to it).
 
 Options:
   --from WHERE        start (replay everything, the default), current (only
@@ -32,6 +33,8 @@ Options:
   --thinking M        show | hide
   --diff M            none | stat | full (path-only changes show no body here)
   --state-root DIR    The run's state root (default: TARGET/.prompt_runner)
+  --workspace FILE    The workspace FILE describes, instead of TARGET
+  --packet DIR        With --workspace: the packet, when the file binds none
   --json              Print the stored event lines unchanged (NDJSON)
   -h, --help          Show this help
 

@@ -13,9 +13,12 @@ import { terminalSafe } from "../../lib/render/ansi.ts";
 import { UsageError } from "../../lib/shared/errors.ts";
 import { parseCommandArgs, stringFlag } from "../_args.ts";
 import type { Command, CommandContext } from "../_context.ts";
-import { resolveRun } from "./_target.ts";
-import { isPacketDir } from "../../lib/workspace/mod.ts";
-import { resolve } from "../../lib/shared/posix_path.ts";
+import {
+  isTargetWord,
+  resolveRun,
+  WORKSPACE_FLAGS,
+  workspaceFlags,
+} from "./_target.ts";
 
 const HELP = `Usage: prompt_runner control steer [TARGET] TEXT... [options]
        prompt_runner control steer [TARGET] - [options]
@@ -28,14 +31,17 @@ steer changes how the agent works, never the contract, and each prompt has
 a budget (recovery.max_steers, default 3) per run. A steer is at most
 ${MAX_STEER_BYTES} bytes.
 
-When the first word is a packet directory it is the TARGET; otherwise every
-word is text and the TARGET is the current directory.
+When the first word is a packet directory or a prepared workspace's id
+(and more words follow) it is the TARGET; otherwise every word is text and
+the TARGET is the current directory, else the workspace related to it.
 
 Options:
   --prompt ID         Only for this prompt: refused if another one is running
   --author NAME       Who asks (default: $USER, else $LOGNAME, else the
                       account name of this process, else uid:N)
   --state-root DIR    The run's state root (default: TARGET/.prompt_runner)
+  --workspace FILE    The workspace FILE describes, instead of TARGET
+  --packet DIR        With --workspace: the packet, when the file binds none
   -h, --help          Show this help
 
 Exit codes:
@@ -99,6 +105,7 @@ async function steerCommand(
     prompt: { type: "string" },
     author: { type: "string" },
     "state-root": { type: "string" },
+    ...WORKSPACE_FLAGS,
   });
   if (args.values.help) {
     await context.stdout.write(HELP);
@@ -107,9 +114,10 @@ async function steerCommand(
   let words = args.positionals;
   let target: string | undefined;
   const stateRoot = stringFlag(args, "state-root");
+  const workspace = workspaceFlags(args);
   if (
-    stateRoot === undefined && words.length >= 2 &&
-    await isPacketDir(resolve(context.cwd, words[0]!))
+    stateRoot === undefined && workspace.workspace === undefined &&
+    words.length >= 2 && await isTargetWord(words[0]!, context.cwd)
   ) {
     [target, ...words] = words;
   }
@@ -132,7 +140,7 @@ async function steerCommand(
     );
   }
   const text = checkSteerText(raw);
-  const ref = await resolveRun(target, context.cwd, stateRoot);
+  const ref = await resolveRun(target, context.cwd, stateRoot, workspace);
   const author = stringFlag(args, "author");
   const promptId = stringFlag(args, "prompt");
   const receipt = await steer(ref, text, {

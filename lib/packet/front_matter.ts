@@ -144,3 +144,68 @@ export function setFrontMatterKey(
   ].join("");
   return text.slice(0, start) + next + text.slice(end);
 }
+
+/** A YAML document parsed by {@linkcode parseYamlFile}. */
+export interface YamlFile {
+  /** The document's value (`null` for an empty document). */
+  value: unknown;
+  /**
+   * The 1-based line of a key, given its path from the top mapping
+   * (`["repos", "app"]`), or `undefined` when the key is not there.
+   */
+  lineOf(path: readonly string[]): number | undefined;
+}
+
+/**
+ * Parses a whole YAML file (duplicate keys refused) and keeps where each key
+ * is, so that errors about a value can name its line.
+ *
+ * @param text The file's content.
+ * @param file The file's path, named in errors.
+ * @param describe How errors name the file (`workspace file`).
+ * @throws {UsageError} (`INVALID_YAML`) naming the file and line when it is
+ * not valid YAML.
+ */
+export function parseYamlFile(
+  text: string,
+  file: string,
+  describe = "YAML file",
+): YamlFile {
+  const source = text.startsWith("\uFEFF") ? text.slice(1) : text;
+  const lineCounter = new YAML.LineCounter();
+  const doc = YAML.parseDocument(source, {
+    prettyErrors: true,
+    uniqueKeys: true,
+    lineCounter,
+  });
+  const error = doc.errors[0];
+  if (error !== undefined) {
+    const where = error.linePos?.[0];
+    const first = error.message.split("\n")[0] ?? error.message;
+    const text = first.replace(/ at line \d+, column \d+:?$/, "");
+    throw new UsageError(
+      `Invalid ${describe} "${file}"${
+        where ? `, line ${where.line}` : ""
+      }: ${text}`,
+      { code: "INVALID_YAML" },
+    );
+  }
+  return {
+    value: doc.toJS(),
+    lineOf(path: readonly string[]): number | undefined {
+      let node: unknown = doc.contents;
+      let line: number | undefined;
+      for (const key of path) {
+        if (!YAML.isMap(node)) return undefined;
+        const pair = node.items.find((item) =>
+          YAML.isScalar(item.key) && String(item.key.value) === key
+        );
+        if (pair === undefined) return undefined;
+        const range = YAML.isNode(pair.key) ? pair.key.range : undefined;
+        line = range ? lineCounter.linePos(range[0]).line : undefined;
+        node = pair.value;
+      }
+      return line;
+    },
+  };
+}

@@ -1,6 +1,7 @@
 /**
  * Where runs live: packet directories, state roots and run refs, resolved in
- * one place for every command and the runner.
+ * one place for every command and the runner; operator workspaces (their
+ * file, external state roots and registry).
  *
  * @module
  */
@@ -9,6 +10,7 @@ export {
   defaultStateRoot,
   locateRunTarget,
   type PacketRunLocation,
+  plainLocation,
   type RunLocation,
   type RunTarget,
   runTargetOf,
@@ -20,3 +22,32 @@ export {
   resolveRunLocation,
   type ResolveRunLocationOptions,
 } from "./resolve_run_location.ts";
+export {
+  defaultWorkspaceRoot,
+  registryFile,
+  stateHome,
+  type StateHomeOptions,
+} from "./state_home.ts";
+export {
+  isWorkspaceId,
+  loadWorkspaceFile,
+  WORKSPACE_ID,
+  type WorkspaceFile,
+} from "./workspace_file.ts";
+export {
+  lookupWorkspace,
+  readRegistry,
+  readStateRootTag,
+  type Registry,
+  STATE_ROOT_TAG,
+  type StateRootTag,
+} from "./registry.ts";
+export {
+  forgetWorkspace,
+  listWorkspaces,
+  type PreparedWorkspace,
+  prepareWorkspace,
+  type WorkspaceEntry,
+} from "./prepare_workspace.ts";
+export { isStateRoot, relatedWorkspaces } from "./workspace_location.ts";
+export { applyRepoOverrides } from "./apply_repo_overrides.ts";

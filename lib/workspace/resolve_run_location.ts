@@ -10,9 +10,12 @@ import { controlPaths } from "../control/paths.ts";
 import { MANIFEST_FILE } from "../packet/packet.ts";
 import { elidePath, NotFoundError } from "../shared/errors.ts";
 import { isDirectory, pathExists } from "../shared/path_exists.ts";
+import { isStateRoot, workspaceLocation } from "./workspace_location.ts";
+import { isWorkspaceId } from "./workspace_file.ts";
 import {
   defaultStateRoot,
   type PacketRunLocation,
+  plainLocation,
   type RunLocation,
 } from "./run_location.ts";
 
@@ -36,6 +39,12 @@ export interface ResolveRunLocationOptions {
   stateRoot?: string | undefined;
   /** The command, for hints (`control amend`). */
   command?: string;
+  /** `--workspace FILE`: the workspace file, instead of TARGET. */
+  workspace?: string | undefined;
+  /** `--packet DIR`: the packet of a workspace without a binding. */
+  packet?: string | undefined;
+  /** The environment the state home is read from (`Deno.env` when absent). */
+  env?: Readonly<Record<string, string | undefined>>;
 }
 
 /** Tells whether a path is a packet directory (it has a manifest). */
@@ -44,13 +53,21 @@ export async function isPacketDir(path: string): Promise<boolean> {
 }
 
 /**
- * Resolves TARGET (a path, or `undefined` for the current directory) and
- * `--state-root` to where the run lives.
+ * Resolves TARGET and `--state-root` to where the run lives. TARGET is, in
+ * order: a workspace id; a state root (a workspace's, or any directory
+ * holding `state.json` or `control/`); a packet directory. Without one: the
+ * current directory when it is a packet with local state or a state root,
+ * else the one registered workspace whose packet or repos contain it, else
+ * the current directory as a packet.
  *
  * @returns The location; with `needs: "state_root"` its `packet_dir` is
  * `null` when TARGET is not a packet directory (or `--state-root` is given).
  * @throws {NotFoundError} (`PACKET_NOT_FOUND`) when TARGET is not what the
- * command needs; the message names it.
+ * command needs; the message names it. (`WORKSPACE_NOT_FOUND`) for an id
+ * that is not prepared, or a workspace file, packet or repo that is gone.
+ * @throws {UsageError} for an invalid workspace file, a workspace without
+ * the packet the command needs, or several workspaces related to the
+ * current directory (`AMBIGUOUS_WORKSPACE`, naming them).
  */
 export async function resolveRunLocation(
   target: string | undefined,
@@ -66,10 +83,14 @@ export async function resolveRunLocation(
   target: string | undefined,
   options: ResolveRunLocationOptions,
 ): Promise<RunLocation> {
-  // Workspaces (DESIGN §10) plug in here: a TARGET naming a registered
-  // workspace, or with no TARGET the workspace related to the current
-  // directory, resolves to that workspace's packet and state root before the
-  // paths below are tried.
+  // Workspaces first (DESIGN §10): --workspace FILE, a registered id, a
+  // tagged state root, or with no TARGET the workspace related to the
+  // current directory.
+  const workspace = await workspaceLocation(target, {
+    ...options,
+    ...(options.command === undefined ? {} : { command: options.command }),
+  });
+  if (workspace !== null) return workspace;
   switch (options.needs) {
     case "packet":
       return await packetLocation(target, options);
@@ -80,6 +101,16 @@ export async function resolveRunLocation(
   }
 }
 
+/** For a TARGET that could have been a workspace id: say none is prepared. */
+function noWorkspaceHint(target: string | undefined): { hint?: string } {
+  return target !== undefined && isWorkspaceId(target)
+    ? {
+      hint:
+        `No workspace "${target}" is prepared either; 'prompt_runner workspace list' shows them`,
+    }
+    : {};
+}
+
 function givenRoot(options: ResolveRunLocationOptions): string | undefined {
   return options.stateRoot === undefined
     ? undefined
@@ -87,11 +118,7 @@ function givenRoot(options: ResolveRunLocationOptions): string | undefined {
 }
 
 function inPacket(dir: string, root: string | undefined): PacketRunLocation {
-  return {
-    packet_dir: dir,
-    state_root: root ?? defaultStateRoot(dir),
-    default_state_root: root === undefined,
-  };
+  return plainLocation(dir, root ?? defaultStateRoot(dir), root === undefined);
 }
 
 async function packetLocation(
@@ -102,7 +129,7 @@ async function packetLocation(
   if (!(await isDirectory(dir))) {
     throw new NotFoundError(
       `Cannot find packet "${elidePath(target ?? dir)}": no such directory`,
-      { code: "PACKET_NOT_FOUND" },
+      { code: "PACKET_NOT_FOUND", ...noWorkspaceHint(target) },
     );
   }
   try {
@@ -129,18 +156,16 @@ async function stateRootLocation(
 ): Promise<RunLocation> {
   const root = givenRoot(options);
   if (root !== undefined) {
-    return { packet_dir: null, state_root: root, default_state_root: false };
+    return plainLocation(null, root, false);
   }
   const dir = resolve(options.cwd, target ?? ".");
   if (await isPacketDir(dir)) return inPacket(dir, undefined);
-  if (await pathExists(join(dir, "control"))) {
-    return { packet_dir: null, state_root: dir, default_state_root: false };
-  }
+  if (await isStateRoot(dir)) return plainLocation(null, dir, false);
   const shown = elidePath(target ?? dir);
   if (!(await pathExists(dir))) {
     throw new NotFoundError(
       `Cannot find packet "${shown}": no such directory`,
-      { code: "PACKET_NOT_FOUND" },
+      { code: "PACKET_NOT_FOUND", ...noWorkspaceHint(target) },
     );
   }
   throw new NotFoundError(
@@ -167,11 +192,7 @@ async function contractLocation(
       await Deno.readTextFile(controlPaths(root).snapshot),
     );
     if (typeof snapshot.packet_dir === "string") {
-      return {
-        packet_dir: snapshot.packet_dir,
-        state_root: root,
-        default_state_root: false,
-      };
+      return plainLocation(snapshot.packet_dir as string, root, false);
     }
   } catch {
     // Not a state root with a recorded run.

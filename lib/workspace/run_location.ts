@@ -29,6 +29,32 @@ export interface RunLocation {
    * found from the packet rather than named.
    */
   default_state_root: boolean;
+  /** The workspace the run belongs to (DESIGN §10), or `null`. */
+  workspace_id: string | null;
+  /** The workspace's file (`workspace.yml`), or `null`. */
+  workspace_file: string | null;
+  /**
+   * The workspace's repo overrides: repo name → the path that replaces the
+   * packet's (empty outside a workspace, and when only a state root is
+   * needed).
+   */
+  repo_overrides: Readonly<Record<string, string>>;
+}
+
+/** A location outside any workspace. */
+export function plainLocation<P extends string | null>(
+  packetDir: P,
+  stateRoot: string,
+  defaultRoot: boolean,
+): RunLocation & { packet_dir: P } {
+  return {
+    packet_dir: packetDir,
+    state_root: stateRoot,
+    default_state_root: defaultRoot,
+    workspace_id: null,
+    workspace_file: null,
+    repo_overrides: {},
+  };
 }
 
 /** A run location whose packet is known. */
@@ -57,17 +83,9 @@ export function locateRunTarget(
   packetDir: string,
 ): PacketRunLocation {
   if (typeof target !== "string" && target.state_root) {
-    return {
-      packet_dir: packetDir,
-      state_root: target.state_root,
-      default_state_root: false,
-    };
+    return plainLocation(packetDir, target.state_root, false);
   }
-  return {
-    packet_dir: packetDir,
-    state_root: defaultStateRoot(packetDir),
-    default_state_root: true,
-  };
+  return plainLocation(packetDir, defaultStateRoot(packetDir), true);
 }
 
 /**

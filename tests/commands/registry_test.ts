@@ -23,7 +23,12 @@ Deno.test("every command listed has its help without loading, and loads as the c
       assert.equal(typeof command.run, "function");
     }
   }
-  assert.deepEqual(COMMANDS.map((c) => c.name), ["run", "status", "control"]);
+  assert.deepEqual(COMMANDS.map((c) => c.name), [
+    "run",
+    "status",
+    "control",
+    "workspace",
+  ]);
   assert.deepEqual(CONTROL_COMMANDS.map((c) => c.name), [
     "status",
     "events",

@@ -9,6 +9,20 @@ import {
   STATE_DIR_NAME,
 } from "../../../lib/workspace/mod.ts";
 
+/** The fields of a location outside any workspace. */
+const NO_WORKSPACE = {
+  workspace_id: null,
+  workspace_file: null,
+  repo_overrides: {},
+};
+
+// Never the real home: the registry is looked up when a TARGET could be a
+// workspace id, or when none is given.
+Deno.env.set(
+  "XDG_STATE_HOME",
+  await Deno.makeTempDir({ prefix: "run_location_state_" }),
+);
+
 async function withDirs(
   body: (dirs: { root: string; packet: string; stateRoot: string }) => Promise<
     void
@@ -54,6 +68,7 @@ Deno.test("resolveRunLocation() finds a packet's own state root, relative to cwd
           packet_dir: packet,
           state_root: join(packet, ".prompt_runner"),
           default_state_root: true,
+          ...NO_WORKSPACE,
         },
       );
       assert.deepEqual(
@@ -62,6 +77,7 @@ Deno.test("resolveRunLocation() finds a packet's own state root, relative to cwd
           packet_dir: packet,
           state_root: join(packet, ".prompt_runner"),
           default_state_root: true,
+          ...NO_WORKSPACE,
         },
       );
     }
@@ -76,7 +92,12 @@ Deno.test("resolveRunLocation() takes --state-root relative to cwd", async () =>
         cwd: root,
         stateRoot: "elsewhere",
       }),
-      { packet_dir: packet, state_root: stateRoot, default_state_root: false },
+      {
+        packet_dir: packet,
+        state_root: stateRoot,
+        default_state_root: false,
+        ...NO_WORKSPACE,
+      },
     );
     // A control command needs only the state root: TARGET is not looked at.
     assert.deepEqual(
@@ -85,7 +106,12 @@ Deno.test("resolveRunLocation() takes --state-root relative to cwd", async () =>
         cwd: root,
         stateRoot: "elsewhere",
       }),
-      { packet_dir: null, state_root: stateRoot, default_state_root: false },
+      {
+        packet_dir: null,
+        state_root: stateRoot,
+        default_state_root: false,
+        ...NO_WORKSPACE,
+      },
     );
   });
 });
@@ -94,7 +120,12 @@ Deno.test("resolveRunLocation() takes a state root named as TARGET when a contro
   await withDirs(async ({ root, stateRoot }) => {
     assert.deepEqual(
       await resolveRunLocation("elsewhere", { needs: "state_root", cwd: root }),
-      { packet_dir: null, state_root: stateRoot, default_state_root: false },
+      {
+        packet_dir: null,
+        state_root: stateRoot,
+        default_state_root: false,
+        ...NO_WORKSPACE,
+      },
     );
     const error = await notFound(
       resolveRunLocation("elsewhere", { needs: "packet", cwd: root }),
@@ -133,6 +164,7 @@ Deno.test("resolveRunLocation() finds the packet of a state root through its sna
       packet_dir: packet,
       state_root: stateRoot,
       default_state_root: false,
+      ...NO_WORKSPACE,
     });
     assert.deepEqual(runTargetOf(location), {
       packet_dir: packet,
@@ -182,16 +214,23 @@ Deno.test("locateRunTarget() and runTargetOf() turn the library's run target int
     packet_dir: "/real/p",
     state_root: "/real/p/.prompt_runner",
     default_state_root: true,
+    ...NO_WORKSPACE,
   });
   assert.deepEqual(
     locateRunTarget({ packet_dir: "/p", state_root: "/s" }, "/real/p"),
-    { packet_dir: "/real/p", state_root: "/s", default_state_root: false },
+    {
+      packet_dir: "/real/p",
+      state_root: "/s",
+      default_state_root: false,
+      ...NO_WORKSPACE,
+    },
   );
   assert.equal(
     runTargetOf({
       packet_dir: "/p",
       state_root: "/p/.prompt_runner",
       default_state_root: true,
+      ...NO_WORKSPACE,
     }),
     "/p",
   );

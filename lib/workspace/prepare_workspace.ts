@@ -1,0 +1,199 @@
+/**
+ * Preparing, listing and forgetting operator workspaces: the state root
+ * outside the packet, its tag, and the registry entry (DESIGN §10).
+ *
+ * @module
+ */
+
+import { NotFoundError, StateError, UsageError } from "../shared/errors.ts";
+import { currentSnapshot } from "../control/snapshot.ts";
+import type { StateHomeOptions } from "./state_home.ts";
+import {
+  isWithin,
+  loadWorkspaceFile,
+  type WorkspaceFile,
+} from "./workspace_file.ts";
+import {
+  readRegistry,
+  readStateRootTag,
+  registerWorkspace,
+  type StateRootTag,
+  unknownWorkspace,
+  unregisterWorkspace,
+  writeStateRootTag,
+} from "./registry.ts";
+
+/** What {@linkcode prepareWorkspace} did. */
+export interface PreparedWorkspace {
+  /** The workspace file as loaded. */
+  workspace: WorkspaceFile;
+  /** The state root's real path. */
+  state_root: string;
+  /** The state root the id was registered at before, if another one. */
+  moved_from: string | null;
+}
+
+/**
+ * Prepares the workspace a file describes: creates its state root (0700),
+ * tags it with `state_root.json` and registers its id. Preparing again is
+ * harmless, and moves the id when `state_root` changed.
+ *
+ * @throws {UsageError} for an invalid workspace file, or a state root inside
+ * the packet.
+ * @throws {NotFoundError} for a missing file, packet or repo.
+ * @throws {StateError} when the state root is another workspace's, or not
+ * usable (not ours, not a directory).
+ */
+export async function prepareWorkspace(
+  path: string,
+  options: StateHomeOptions & { cwd: string },
+): Promise<PreparedWorkspace> {
+  const workspace = await loadWorkspaceFile(path, options);
+  if (
+    workspace.packet !== null &&
+    isWithin(workspace.state_root, workspace.packet)
+  ) {
+    throw new UsageError(
+      `Invalid workspace file "${workspace.file}", key "state_root": "${workspace.state_root}" is inside the packet, which a workspace never writes`,
+      { code: "INVALID_WORKSPACE" },
+    );
+  }
+  let existing: StateRootTag | null = null;
+  try {
+    existing = await readStateRootTag(workspace.state_root);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotADirectory)) throw error;
+  }
+  if (existing !== null && existing.id !== workspace.id) {
+    throw new StateError(
+      `Refused to prepare workspace "${workspace.id}": its state root "${workspace.state_root}" belongs to workspace "${existing.id}"`,
+      {
+        code: "STATE_ROOT_TAKEN",
+        hint: "Give the workspace another state_root, or forget the other one",
+      },
+    );
+  }
+  // Loaded here: resolving a TARGET (every control command) never needs it.
+  const { openStateRoot } = await import("../shared/state_root.ts");
+  const root = await openStateRoot(workspace.state_root, {
+    create: true,
+    repair: true,
+  });
+  await writeStateRootTag(root, {
+    id: workspace.id,
+    manifest: workspace.file,
+    packet: workspace.packet,
+  });
+  const before = (await readRegistry(options))[workspace.id] ?? null;
+  await registerWorkspace(workspace.id, root, options);
+  return {
+    workspace,
+    state_root: root,
+    moved_from: before !== null && before !== root ? before : null,
+  };
+}
+
+/** One prepared workspace, as {@linkcode listWorkspaces} reports it. */
+export interface WorkspaceEntry {
+  /** The workspace id. */
+  id: string;
+  /** Its state root. */
+  state_root: string;
+  /** Its workspace file, from the tag (`null` when the tag is missing). */
+  manifest: string | null;
+  /** Its bound packet, from the tag. */
+  packet: string | null;
+  /** Its newest run, or `null` when it never ran. */
+  last_run: {
+    run_id: string;
+    status: string;
+    started_at: string;
+    updated_at: string;
+  } | null;
+  /** Why the entry cannot be used (a missing state root), else `null`. */
+  problem: string | null;
+}
+
+/** Lists the prepared workspaces, by id, with their newest run. */
+export async function listWorkspaces(
+  options: StateHomeOptions = {},
+): Promise<WorkspaceEntry[]> {
+  const registry = await readRegistry(options);
+  const entries: WorkspaceEntry[] = [];
+  for (const id of Object.keys(registry).sort()) {
+    const root = registry[id]!;
+    const entry: WorkspaceEntry = {
+      id,
+      state_root: root,
+      manifest: null,
+      packet: null,
+      last_run: null,
+      problem: null,
+    };
+    try {
+      const tag = await readStateRootTag(root);
+      if (tag === null) {
+        entry.problem = "state root missing or untagged";
+      } else {
+        entry.manifest = tag.manifest;
+        entry.packet = tag.packet;
+        const last = await currentSnapshot(root).catch((error) => {
+          if (error instanceof NotFoundError) return null;
+          throw error;
+        });
+        if (last !== null) {
+          entry.last_run = {
+            run_id: last.run_id,
+            status: last.status,
+            started_at: last.run_started_at,
+            updated_at: last.updated_at,
+          };
+        }
+      }
+    } catch (error) {
+      entry.problem = (error as Error).message;
+    }
+    entries.push(entry);
+  }
+  return entries;
+}
+
+/**
+ * Forgets workspace `id`: removes it from the registry and, with `remove`,
+ * deletes its state root (only a root tagged with this id, and only while no
+ * run holds it). Without `remove`, run data is never touched.
+ *
+ * @returns The state root the id had.
+ * @throws {NotFoundError} when `id` is not registered.
+ * @throws {StateError} when deleting is refused (a live run, another tag).
+ */
+export async function forgetWorkspace(
+  id: string,
+  options: StateHomeOptions & { remove?: boolean } = {},
+): Promise<string> {
+  const root = (await readRegistry(options))[id];
+  if (root === undefined) throw unknownWorkspace(id);
+  if (options.remove) {
+    const tag = await readStateRootTag(root).catch(() => null);
+    if (tag !== null && tag.id !== id) {
+      throw new StateError(
+        `Refused to delete "${root}": it is tagged for workspace "${tag.id}", not "${id}"`,
+        { code: "STATE_ROOT_TAKEN", hint: "Forget without --delete" },
+      );
+    }
+    const { readRunLock } = await import("../shared/run_lock.ts");
+    const lock = tag === null ? null : await readRunLock(root);
+    if (lock?.alive) {
+      throw new StateError(
+        `Refused to delete workspace "${id}": a run (${
+          lock.info?.run_id ?? "unknown"
+        }) is using its state root`,
+        { code: "RUN_ACTIVE", hint: "Stop the run first" },
+      );
+    }
+    await unregisterWorkspace(id, options);
+    if (tag !== null) await Deno.remove(root, { recursive: true });
+    return root;
+  }
+  return await unregisterWorkspace(id, options);
+}
