@@ -20,7 +20,7 @@ import type { Command, CommandContext } from "./_context.ts";
 import { STATUS_INFO } from "./_help.ts";
 import { gatherStatus } from "./status/_gather.ts";
 import { renderStatus, shellWord } from "./status/_report.ts";
-import { statusRollup } from "./status/_rollup.ts";
+import { type StatusRollup, statusRollup } from "./status/_rollup.ts";
 
 const FLAGS = {
   "state-root": { type: "string" },
@@ -52,11 +52,20 @@ function pad(text: string, width: number): string {
 }
 
 /** One line per prompt of the packet: its status, this run's attempts, its verifier. */
-function promptLines(packet: Packet, state: RunState): string[] {
+function promptLines(
+  packet: Packet,
+  state: RunState,
+  rollup: StatusRollup,
+): string[] {
   const lines: string[] = [];
   for (const prompt of packet.prompts) {
     const entry = state.prompts[prompt.id];
-    const status = entry?.status ?? "not run";
+    // A prompt left running by a runner that is gone is not running.
+    const status = rollup.run.status === "runner_gone" &&
+        entry?.run_id === rollup.run.id &&
+        ["running", "retry_scheduled", "repairing"].includes(entry.status)
+      ? "runner gone"
+      : entry?.status ?? "not run";
     const modes = (entry?.attempts ?? []).filter((a) =>
       a.run_id === entry?.run_id
     ).map((a) => a.mode);
@@ -146,7 +155,7 @@ async function status(
   });
   let text = report.text;
   if (packet !== null) {
-    text += "\n" + promptLines(packet, inputs.state).join("\n") + "\n";
+    text += "\n" + promptLines(packet, inputs.state, rollup).join("\n") + "\n";
   }
   await context.stdout.write(terminalSafe(text, { style: context.color }));
   if (report.hint !== null) await context.stderr.write(report.hint);

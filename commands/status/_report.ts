@@ -135,9 +135,9 @@ function amendmentsRow(r: StatusRollup): string {
     `${a.count}${
       last === null
         ? ""
-        : ` · last by ${last.author} on ${last.prompt_id}: ${last.direction} ${last.clause} (${last.operation}) ${
-          quote(last.reason)
-        }`
+        : ` · last by ${last.author} on ${last.prompt_id}: ${last.direction} ${last.clause}${
+          last.operation === "add" ? "" : ` (${last.operation})`
+        } ${quote(last.reason)}`
     }`,
   );
 }
