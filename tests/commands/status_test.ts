@@ -14,6 +14,7 @@ import {
   promptFile,
   type TempPacket,
 } from "../_helpers/temp_packet.ts";
+import { makeFakeCli } from "../_helpers/fake_cli/mod.ts";
 
 const DATA = join(import.meta.dirname!, "..", "testdata", "status");
 const UPDATE = Deno.env.get("UPDATE_GOLDENS") === "1";
@@ -431,4 +432,43 @@ Deno.test("status on a corrupt state.json exits 4 naming the file", async () => 
   const result = await runCli(["status", packet.dir]);
   assert.equal(result.code, 4);
   assert.match(result.stderr, /^error: Cannot read state ".*state\.json": /);
+});
+
+Deno.test("status checks the agent CLI's process: alive while it runs, and still alive once its runner was SIGKILLed", async () => {
+  await using packet = await makePacket();
+  const fake = await makeFakeCli(packet.root, "never_ends");
+  await packet.writePrompt(
+    "01_fake.prompt.md",
+    promptFile(`provider: amp
+agent: {bin: ${JSON.stringify(fake.bin)}}
+recovery: {retry: {max_attempts: 0}, repair: {enabled: false}}`),
+  );
+  const run = startRun(packet.dir, [], ADA);
+  const snapshot = await waitForSnapshot(
+    packet.stateRoot,
+    "the agent's pid in the snapshot",
+    (s) => typeof s.agent_pid === "number",
+  );
+  const agent = snapshot.agent_pid as number;
+  try {
+    const live = await statusJson(packet);
+    assert.equal(live.run!.status, "running");
+    assert.deepEqual(live.service, { agent_pid: agent, alive: true });
+    run.child.kill("SIGKILL");
+    await run.finish();
+    const gone = await runCli(["status", packet.dir]);
+    assert.match(gone.stdout, /^test-packet {2}runner gone\n/);
+    assert.match(gone.stdout, new RegExp(`\n  agent +pid ${agent} alive\n`));
+    const json = await statusJson(packet);
+    assert.equal(json.run!.status, "runner_gone");
+    assert.deepEqual(json.service, { agent_pid: agent, alive: true });
+  } finally {
+    // The agent runs in its own process group, which outlived the runner.
+    await new Deno.Command("kill", { args: ["-KILL", "--", `-${agent}`] })
+      .output();
+  }
+  await waitFor("the agent to end", async () => {
+    const json = await statusJson(packet);
+    return json.service!.alive === false;
+  });
 });
