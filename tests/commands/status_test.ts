@@ -472,3 +472,33 @@ recovery: {retry: {max_attempts: 0}, repair: {enabled: false}}`),
     return json.service!.alive === false;
   });
 });
+
+Deno.test("status shows a hostile amendment author and reason without escapes or controls; --json keeps them", async () => {
+  await using packet = await makePacket({
+    prompts: { "01_more.prompt.md": MORE },
+  });
+  const author = "ev\x1b]0;pwn\x07il";
+  const reason = "keep\x1b[2J it\x9b31m";
+  const amend = await runCli([
+    "control",
+    "amend",
+    packet.dir,
+    "01",
+    "--add-file",
+    "NOTES.md",
+    "--reason",
+    reason,
+    "--author",
+    author,
+  ]);
+  assert.equal(amend.code, 0, amend.stderr);
+  const result = await runCli(["status", packet.dir]);
+  assert.equal(result.code, 0, result.stderr);
+  // deno-lint-ignore no-control-regex
+  assert.doesNotMatch(result.stdout, /[\x00-\x08\x0b-\x1f\x7f-\x9f]/);
+  assert.match(result.stdout, /amendments {2}1 · last by ev.*il on 01/);
+  const json = await statusJson(packet);
+  const last = json.amendments!.last as Record<string, unknown>;
+  assert.equal(last.author, author);
+  assert.equal(last.reason, reason);
+});
