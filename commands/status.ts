@@ -6,7 +6,8 @@
  */
 
 import { loadPacket, type Packet } from "../lib/packet/mod.ts";
-import { resolveRunLocation } from "../lib/workspace/mod.ts";
+import { isPacketDir, resolveRunLocation } from "../lib/workspace/mod.ts";
+import { resolve } from "../lib/shared/posix_path.ts";
 import type { PromptState, RunState } from "../lib/runner/mod.ts";
 import {
   paint,
@@ -111,13 +112,16 @@ async function status(
   // Named by another part of the resolution (workspaces), when it knows it.
   const workspaceId =
     (location as { workspace_id?: string | null }).workspace_id ?? null;
+  // `status PACKET --state-root DIR` still names the packet.
+  const given = resolve(context.cwd, args.positionals[0] ?? ".");
+  const packetDir = location.packet_dir ??
+    (args.values["state-root"] !== undefined && await isPacketDir(given)
+      ? given
+      : null);
   // A packet named as TARGET must load; one known only from the snapshot may be gone.
-  const named = location.packet_dir === null
-    ? null
-    : await loadPacket(location.packet_dir);
-  const target = workspaceId ?? location.packet_dir ?? location.state_root;
+  const named = packetDir === null ? null : await loadPacket(packetDir);
   const { inputs, warnings } = await gatherStatus({
-    target,
+    target: workspaceId ?? packetDir ?? location.state_root,
     workspace_id: workspaceId,
     state_root: location.state_root,
     packet_prompts: named?.prompts.map((p) => ({ id: p.id, name: p.name })) ??
@@ -130,6 +134,8 @@ async function status(
       id: p.id,
       name: p.name,
     }));
+    // The run is continued from its packet, not from its state root.
+    if (workspaceId === null) inputs.target = packet.dir;
   }
   const rollup = statusRollup(inputs, Date.now());
   for (const warning of warnings) {
@@ -142,15 +148,16 @@ async function status(
   // Names, reasons, steer texts and paths are anyone's text: made safe first.
   const shown = terminalSafeData(rollup);
   const resumeTarget = [
-    shellWord(target),
+    shellWord(rollup.target),
     ...(workspaceId === null && !location.default_state_root
       ? ["--state-root", shellWord(location.state_root)]
       : []),
   ].join(" ");
   const report = renderStatus(shown, {
-    packet: packet === null ? inputs.snapshot?.packet ?? null : packet.name,
-    packetSelection: inputs.snapshot !== null &&
-      inputs.snapshot.prompt_ids === null,
+    packet: terminalSafe(packet?.name ?? inputs.snapshot?.packet ?? "") ||
+      null,
+    packetSelection: rollup.run.id !== null &&
+      (inputs.snapshot?.prompt_ids ?? null) === null,
     resumeTarget: terminalSafe(resumeTarget),
   });
   let text = report.text;

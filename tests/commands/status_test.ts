@@ -502,3 +502,28 @@ Deno.test("status shows a hostile amendment author and reason without escapes or
   assert.equal(last.author, author);
   assert.equal(last.reason, reason);
 });
+
+Deno.test("status of an external state root whose runner is gone hints the run with its packet and --state-root", async () => {
+  await using packet = await makePacket({
+    prompts: { "01_slow.prompt.md": SLOW },
+  });
+  const root = join(packet.root, "state");
+  const run = startRun(packet.dir, ["--state-root", root], ADA);
+  await run.until((e) => e.type === "tool_call_started");
+  await waitForSnapshot(root, "a snapshot", (s) => Number(s.tool_count) >= 1);
+  run.child.kill("SIGKILL");
+  await run.finish();
+  const hint =
+    `hint: prompt_runner run ${packet.dir} --state-root ${root} --resume\n`;
+  const byRoot = await runCli(["status", root]);
+  assert.equal(byRoot.code, 0);
+  assert.equal(byRoot.stderr, hint);
+  assert.match(byRoot.stdout, /^test-packet {2}runner gone\n/);
+  assert.match(byRoot.stdout, / {2}01 {2}runner gone +Slow/);
+  const byPacket = await runCli(["status", packet.dir, "--state-root", root]);
+  assert.equal(byPacket.stderr, hint);
+  assert.equal(
+    normalise(byPacket.stdout, packet),
+    normalise(byRoot.stdout, packet),
+  );
+});
