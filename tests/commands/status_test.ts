@@ -17,7 +17,9 @@ import {
 import { makeFakeCli } from "../_helpers/fake_cli/mod.ts";
 
 const DATA = join(import.meta.dirname!, "..", "testdata", "status");
-const UPDATE = Deno.env.get("UPDATE_GOLDENS") === "1";
+// UPDATE_GOLDENS as in the render goldens; UPDATE_GOLDEN too.
+const UPDATE = Deno.env.get("UPDATE_GOLDENS") === "1" ||
+  Deno.env.get("UPDATE_GOLDEN") === "1";
 /** Who runs and steers, so `started_by` and authors are fixed. */
 const ADA = { env: { USER: "ada" } };
 
