@@ -6,7 +6,11 @@
  */
 
 import { loadPacket, type Packet } from "../lib/packet/mod.ts";
-import { isPacketDir, resolveRunLocation } from "../lib/workspace/mod.ts";
+import {
+  defaultStateRoot,
+  isPacketDir,
+  resolveRunLocation,
+} from "../lib/workspace/mod.ts";
 import { resolve } from "../lib/shared/posix_path.ts";
 import type { PromptState, RunState } from "../lib/runner/mod.ts";
 import {
@@ -149,7 +153,8 @@ async function status(
   const shown = terminalSafeData(rollup);
   const resumeTarget = [
     shellWord(rollup.target),
-    ...(workspaceId === null && !location.default_state_root
+    ...(workspaceId === null &&
+        location.state_root !== defaultStateRoot(rollup.target)
       ? ["--state-root", shellWord(location.state_root)]
       : []),
   ].join(" ");

@@ -358,6 +358,12 @@ Deno.test("status after a SIGKILLed runner says 'runner gone' with the resume hi
     `hint: prompt_runner run ${packet.dir} --resume\n`,
   );
   await compareGolden("runner_gone.txt", gone, packet);
+  const byRoot = await runCli(["status", packet.stateRoot]);
+  assert.equal(
+    byRoot.stderr,
+    gone.stderr,
+    "its own state root: no --state-root",
+  );
   const json = await statusJson(packet);
   assert.equal(json.run!.status, "runner_gone");
   assert.equal(json.lease!.state, "gone");
