@@ -65,20 +65,30 @@ Examples:
 /** `status`. */
 export const STATUS_INFO: CommandInfo = {
   name: "status",
-  summary: "Show each prompt's status, attempts and verifier result",
+  summary: "Show where a packet's newest run stands, in one quiet report",
   help: `Usage: prompt_runner status [TARGET] [options]
 
-Shows each prompt of a packet: its status, its attempts (mode and outcome),
-and its last verifier result. TARGET is a packet directory (default: the
-current directory).
+Shows the newest run of a state root in one report: the run (id, status,
+who started it, elapsed), the selected prompts' progress, the attempt and its
+mode, the last verifier result (unmet items named), provider activity (last
+event, tokens, cost), steers and amendments, whether the agent CLI's process
+and the runner are alive; then one line per prompt of the packet.
+
+The run is "never run", "running", "completed", "failed", "interrupted", or
+"runner gone" (its runner stopped without finishing: continue it with
+'prompt_runner run TARGET --resume').
+
+TARGET is a packet directory or a state root (default: the current
+directory).
 
 Options:
   --state-root DIR    Read run state from DIR (default: TARGET/.prompt_runner)
-  --json              Print one JSON object (NDJSON) instead of text
+  --json              Print the rollup as one JSON object (NDJSON)
   -h, --help          Show this help
 
 Exit codes:
-  0 ok   2 usage error   3 packet not found   4 state.json unreadable
+  0 ok (whatever the run's state)   2 usage error   3 packet not found
+  4 state unreadable
 `,
 };
 

@@ -1,27 +1,31 @@
 /**
- * `prompt_runner status`: each prompt's status, attempts and last verifier
- * result.
+ * `prompt_runner status`: the quiet human rollup of a state root's newest
+ * run (DESIGN §10), then each prompt's line; `--json` prints the rollup.
  *
  * @module
  */
 
-import { loadPacket } from "../lib/packet/mod.ts";
-import { resolveRunLocation } from "../lib/workspace/mod.ts";
+import { loadPacket, type Packet } from "../lib/packet/mod.ts";
 import {
-  type AttemptRecord,
-  type PromptState,
-  readState,
-} from "../lib/runner/mod.ts";
+  defaultStateRoot,
+  isPacketDir,
+  resolveRunLocation,
+} from "../lib/workspace/mod.ts";
+import { resolve } from "../lib/shared/posix_path.ts";
+import type { PromptState, RunState } from "../lib/runner/mod.ts";
 import {
   paint,
   stripAnsi,
   terminalSafe,
   terminalSafeData,
 } from "../lib/render/mod.ts";
-import { readRunLock, UsageError } from "../lib/shared/mod.ts";
+import { UsageError } from "../lib/shared/mod.ts";
 import { parseCommandArgs, stringFlag } from "./_args.ts";
 import type { Command, CommandContext } from "./_context.ts";
 import { STATUS_INFO } from "./_help.ts";
+import { gatherStatus } from "./status/_gather.ts";
+import { renderStatus, shellWord } from "./status/_report.ts";
+import { type StatusRollup, statusRollup } from "./status/_rollup.ts";
 
 const FLAGS = {
   "state-root": { type: "string" },
@@ -52,6 +56,43 @@ function pad(text: string, width: number): string {
   return text + " ".repeat(Math.max(0, width - stripAnsi(text).length));
 }
 
+/** One line per prompt of the packet: its status, this run's attempts, its verifier. */
+function promptLines(
+  packet: Packet,
+  state: RunState,
+  rollup: StatusRollup,
+): string[] {
+  const lines: string[] = [];
+  for (const prompt of packet.prompts) {
+    const entry = state.prompts[prompt.id];
+    // A prompt left running by a runner that is gone is not running.
+    const status = rollup.run.status === "runner_gone" &&
+        entry?.run_id === rollup.run.id &&
+        ["running", "retry_scheduled", "repairing"].includes(entry.status)
+      ? "runner gone"
+      : entry?.status ?? "not run";
+    const modes = (entry?.attempts ?? []).filter((a) =>
+      a.run_id === entry?.run_id
+    ).map((a) => a.mode);
+    const attempts = modes.length
+      ? `${modes.length} attempt${modes.length === 1 ? "" : "s"}: ${
+        modes.join(", ")
+      }`
+      : "";
+    lines.push(
+      `  ${prompt.id}  ${pad(paint(status, statusStyle(status)), 20)} ${
+        pad(terminalSafe(prompt.name), 28)
+      } ${pad(attempts, 30)} verify: ${verifierLine(entry)}`.trimEnd(),
+    );
+  }
+  return lines;
+}
+
+async function tryLoadPacket(dir: string | null): Promise<Packet | null> {
+  if (dir === null || dir === "") return null;
+  return await loadPacket(dir).catch(() => null);
+}
+
 async function status(
   context: CommandContext,
   argv: string[],
@@ -68,101 +109,68 @@ async function status(
     );
   }
   const location = await resolveRunLocation(args.positionals[0], {
-    needs: "packet",
+    needs: "state_root",
     cwd: context.cwd,
     stateRoot: stringFlag(args, "state-root"),
   });
-  const packet = await loadPacket(location.packet_dir);
-  const state = await readState(location.state_root);
-  const lock = await readRunLock(location.state_root);
-  const prompts = packet.prompts.map((prompt) => {
-    const entry = state.prompts[prompt.id];
-    return {
-      id: prompt.id,
-      name: prompt.name,
-      status: entry?.status ?? "not run",
-      reason: entry?.reason ?? null,
-      run_id: entry?.run_id ?? null,
-      attempts: (entry?.attempts ?? []).map((a: AttemptRecord) => ({
-        run_id: a.run_id,
-        attempt: a.attempt,
-        mode: a.mode,
-        status: a.status,
-        started_at: a.started_at,
-        finished_at: a.finished_at,
-        resumes: a.resumes,
-        failure_class: a.failure_class,
-        reason: a.reason,
-        verifier: a.verifier
-          ? {
-            passed: a.verifier.passed,
-            failures: a.verifier.failures,
-            faults: a.verifier.faults,
-          }
-          : null,
-        transcript: a.transcript,
-      })),
-      last_verifier: entry?.last_verifier ?? null,
-      steered: entry?.steered ?? false,
-      amended: entry?.amended ?? false,
-    };
+  // Named by another part of the resolution (workspaces), when it knows it.
+  const workspaceId =
+    (location as { workspace_id?: string | null }).workspace_id ?? null;
+  // `status PACKET --state-root DIR` still names the packet.
+  const given = resolve(context.cwd, args.positionals[0] ?? ".");
+  const packetDir = location.packet_dir ??
+    (args.values["state-root"] !== undefined && await isPacketDir(given)
+      ? given
+      : null);
+  // A packet named as TARGET must load; one known only from the snapshot may be gone.
+  const named = packetDir === null ? null : await loadPacket(packetDir);
+  const { inputs, warnings } = await gatherStatus({
+    target: workspaceId ?? packetDir ?? location.state_root,
+    workspace_id: workspaceId,
+    state_root: location.state_root,
+    packet_prompts: named?.prompts.map((p) => ({ id: p.id, name: p.name })) ??
+      null,
   });
-  const lease = lock === null
-    ? null
-    : { alive: lock.alive, ...(lock.info ?? {}) };
+  const packet = named ??
+    await tryLoadPacket(inputs.snapshot?.packet_dir ?? null);
+  if (named === null && packet !== null) {
+    inputs.packet_prompts = packet.prompts.map((p) => ({
+      id: p.id,
+      name: p.name,
+    }));
+    // The run is continued from its packet, not from its state root.
+    if (workspaceId === null) inputs.target = packet.dir;
+  }
+  const rollup = statusRollup(inputs, Date.now());
+  for (const warning of warnings) {
+    await context.stderr.write(`warning: ${terminalSafe(warning)}\n`);
+  }
   if (args.values.json) {
-    await context.stdout.json({
-      v: 1,
-      packet: { name: packet.name, dir: packet.dir },
-      state_root: location.state_root,
-      run_id: state.run_id,
-      updated_at: state.updated_at,
-      lock: lease,
-      prompts,
-    });
+    await context.stdout.json(rollup);
     return 0;
   }
-  // Names, reasons and paths are anyone's text: made safe before styling.
-  const shown = terminalSafeData({
-    name: packet.name,
-    dir: packet.dir,
-    run_id: state.run_id,
-    prompts,
+  // Names, reasons, steer texts and paths are anyone's text: made safe first.
+  const shown = terminalSafeData(rollup);
+  const resumeTarget = [
+    shellWord(rollup.target),
+    ...(workspaceId === null &&
+        location.state_root !== defaultStateRoot(rollup.target)
+      ? ["--state-root", shellWord(location.state_root)]
+      : []),
+  ].join(" ");
+  const report = renderStatus(shown, {
+    packet: terminalSafe(packet?.name ?? inputs.snapshot?.packet ?? "") ||
+      null,
+    packetSelection: rollup.run.id !== null &&
+      (inputs.snapshot?.prompt_ids ?? null) === null,
+    resumeTarget: terminalSafe(resumeTarget),
   });
-  const lines: string[] = [];
-  lines.push(
-    `${paint("packet", "dim")}  ${shown.name}  ${paint(shown.dir, "dim")}`,
-  );
-  const runLine = shown.run_id === null
-    ? "no run yet"
-    : `${shown.run_id}  ${
-      lease?.alive && lease.run_id === state.run_id
-        ? paint(`running (pid ${lease.pid})`, "yellow")
-        : "not running"
-    }`;
-  lines.push(`${paint("run", "dim")}     ${runLine}`);
-  lines.push("");
-  for (const prompt of shown.prompts) {
-    const modes = prompt.attempts.filter((a) => a.run_id === prompt.run_id);
-    const attempts = modes.length
-      ? `${modes.length} attempt${modes.length === 1 ? "" : "s"}: ${
-        modes.map((a) => a.mode).join(", ")
-      }`
-      : "";
-    lines.push(
-      `  ${prompt.id}  ${
-        pad(paint(prompt.status, statusStyle(prompt.status)), 20)
-      } ${pad(prompt.name, 28)} ${pad(attempts, 30)} verify: ${
-        verifierLine(state.prompts[prompt.id])
-      }`,
-    );
-    if (prompt.reason && prompt.status !== "completed") {
-      lines.push(`      ${paint(prompt.reason, "dim")}`);
-    }
+  let text = report.text;
+  if (packet !== null) {
+    text += "\n" + promptLines(packet, inputs.state, rollup).join("\n") + "\n";
   }
-  await context.stdout.write(
-    terminalSafe(lines.join("\n") + "\n", { style: context.color }),
-  );
+  await context.stdout.write(terminalSafe(text, { style: context.color }));
+  if (report.hint !== null) await context.stderr.write(report.hint);
   return 0;
 }
 

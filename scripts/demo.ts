@@ -74,7 +74,7 @@ async function isDemoRunning(): Promise<boolean> {
   if (!child.success) return false;
   try {
     const status = JSON.parse(new TextDecoder().decode(child.stdout));
-    return status.lock?.alive === true;
+    return status.run?.status === "running";
   } catch {
     return false;
   }

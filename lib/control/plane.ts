@@ -120,6 +120,7 @@ export class ControlPlane implements RunHooks {
       if (continued) {
         if (previous?.run_id === info.run_id) {
           snap.run_started_at = previous.run_started_at;
+          snap.started_by = previous.started_by ?? snap.started_by;
         }
         this.opened.view = scan.view;
         for (const [prompt, ids] of await deliveredSteers(paths, ctx.runId)) {

@@ -74,6 +74,10 @@ export interface Snapshot {
   pid: number;
   /** The runner's host. */
   host: string;
+  /** Who started the run (`null`: not recorded). */
+  started_by: string | null;
+  /** The prompt ids the run selected, in order (`null`: not recorded). */
+  prompt_ids: string[] | null;
 }
 
 const STATUSES = [
@@ -182,6 +186,11 @@ export async function readSnapshotFile(
     view: viewOf(v.view),
     pid: Number.isInteger(v.pid) ? v.pid as number : 0,
     host: text(v.host) ?? "unknown",
+    started_by: text(v.started_by),
+    prompt_ids: Array.isArray(v.prompt_ids) &&
+        v.prompt_ids.every((id) => typeof id === "string")
+      ? v.prompt_ids as string[]
+      : null,
   };
 }
 

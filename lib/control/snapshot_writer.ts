@@ -52,6 +52,8 @@ export function initialSnapshot(info: RunOpenInfo): Snapshot {
     view: { ...info.view },
     pid: Deno.pid,
     host: hostname(),
+    started_by: info.started_by ?? null,
+    prompt_ids: [...info.prompt_ids],
   };
 }
 

@@ -18,6 +18,7 @@ import { DEFAULT_VIEW } from "../shared/view.ts";
 import { type PlannedPrompt, planRun } from "./plan_run.ts";
 import type { RunOpened } from "../shared/run_hooks.ts";
 import { openPlane } from "../control/plane.ts";
+import { defaultAuthor } from "../control/request.ts";
 import { withSteerLedger } from "../control/steer_ledger.ts";
 import { acquireRunLock, type RunLock } from "../shared/run_lock.ts";
 import { readState } from "./state_file.ts";
@@ -97,6 +98,7 @@ class PacketRun {
         prompt_ids: this.#plan.map((p) => p.prompt.id),
         provider: first?.provider.name ?? ctx.packet.provider,
         model: first?.model ?? ctx.packet.model ?? "",
+        started_by: await defaultAuthor(),
       };
       let opened: RunOpened | undefined;
       if (ctx.options.hooks === undefined && ctx.stateRoot !== null) {

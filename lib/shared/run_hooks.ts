@@ -30,6 +30,8 @@ export interface RunOpenInfo {
   provider: string;
   /** The model of the first prompt. */
   model: string;
+  /** Who started the run (`$USER`, else the account name); absent: unknown. */
+  started_by?: string;
 }
 
 /** What the hooks tell the runner back when a run opens. */

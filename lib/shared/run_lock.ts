@@ -84,6 +84,15 @@ async function processState(
   return state === "Z" || state === "X" || state === "x" ? "dead" : "alive";
 }
 
+/**
+ * Tells whether a process of this host is running (a zombie counts as
+ * ended), or `null` when this system cannot tell.
+ */
+export async function processAlive(pid: number): Promise<boolean | null> {
+  const state = await processState(pid);
+  return state === "unknown" ? null : state === "alive";
+}
+
 /** This machine's host name, or `unknown` without `--allow-sys=hostname,uid`. */
 export function hostname(): string {
   try {

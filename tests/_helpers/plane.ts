@@ -237,6 +237,8 @@ export async function writeSnapshotFile(
     view: { ...DEFAULT_VIEW },
     pid: Deno.pid,
     host: "test-host",
+    started_by: null,
+    prompt_ids: null,
     ...overrides,
   };
   await Deno.mkdir(paths.archive, { recursive: true });

@@ -90,7 +90,7 @@ Deno.test("SIGTERM mid-run exits 143, marks the run interrupted and leaves state
   );
   // The state root is usable again at once.
   const again = await runCli(["status", packet.dir, "--json"]);
-  assert.equal(JSON.parse(again.stdout).prompts[0].status, "interrupted");
+  assert.equal(JSON.parse(again.stdout).run.status, "interrupted");
 });
 
 Deno.test("SIGINT mid-run exits 130 and marks the run interrupted", async () => {

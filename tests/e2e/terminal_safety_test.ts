@@ -209,7 +209,7 @@ simulate:
     (await runCli(["status", packet.dir, "--json"])).stdout,
   );
   assert.equal(
-    statusJson.prompts[0].name,
+    statusJson.progress.current.name,
     "Evil\x07\x1b]0;pwn\x07\x1b[31mName",
   );
 
