@@ -6,7 +6,8 @@
 
 import { UsageError } from "../lib/shared/errors.ts";
 import type { Command, CommandContext } from "./_context.ts";
-import { runEntry } from "./_dispatch.ts";
+import { onlyAsksForHelp, runEntry } from "./_dispatch.ts";
+import { runConfined } from "./control/_confined.ts";
 import { CONTROL_COMMANDS, CONTROL_INFO } from "./control/_registry.ts";
 
 async function control(
@@ -30,7 +31,9 @@ async function control(
       }; run 'prompt_runner control --help'`,
     });
   }
-  return await runEntry(command, context, rest);
+  // Help needs no run; everything else works confined to its run.
+  if (onlyAsksForHelp(rest)) return await runEntry(command, context, rest);
+  return await runConfined(command.name, context, rest);
 }
 
 /** The `control` command. */
