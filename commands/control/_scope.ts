@@ -65,8 +65,14 @@ const SHAPES: Record<
   },
 };
 
-/** The environment variables a control command reads. */
+/**
+ * The environment variables a control command reads: the author's name,
+ * the debug and test switches, and the two the yaml package reads while it
+ * parses a packet.
+ */
 export const CONTROL_ENV: readonly string[] = [
+  "LOG_STREAM",
+  "LOG_TOKENS",
   "USER",
   "LOGNAME",
   "USERNAME",
@@ -156,9 +162,13 @@ export async function planScope(
       command: `control ${name}`,
     });
     const packet = location.packet_dir;
-    const read = packet === null
-      ? [location.state_root]
-      : [location.state_root, packet];
+    // The author's account name comes from /etc/passwd when $USER is unset.
+    const read = [location.state_root, ...(packet === null ? [] : [packet])];
+    // Asked only when granted: a worker cannot have more than its parent.
+    const passwd = { name: "read", path: "/etc/passwd" } as const;
+    if ((await Deno.permissions.query(passwd)).state === "granted") {
+      read.push(passwd.path);
+    }
     const write = [location.state_root];
     if (args.values.persist === true && packet !== null) {
       // The prompt file is replaced through a temporary file beside it.
