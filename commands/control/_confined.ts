@@ -16,6 +16,7 @@ import {
 } from "../../lib/shared/errors.ts";
 import type { CommandContext } from "../_context.ts";
 import { StdoutClosedError } from "../_output.ts";
+import { runProcess } from "../../lib/shared/run_process.ts";
 import { CONTROL_ENV, planScope } from "./_scope.ts";
 
 /** A message from the main thread to the worker. */
@@ -71,6 +72,45 @@ function rebuilt(failed: FromWorker & { type: "failed" }): Error {
 }
 
 /**
+ * Whether this process may narrow a worker's permissions. Without
+ * `--unstable-worker-options` the runtime would end the process (exit 70)
+ * at `new Worker`, so the flag is looked for first: in the runtime's own
+ * arguments (those before the script's), or baked into a compiled binary.
+ */
+async function workerOptionsEnabled(): Promise<boolean> {
+  try {
+    if (!/(^|\/)deno$/.test(Deno.execPath())) return true;
+    if (Deno.build.os !== "linux") return true;
+    // Deno lets only --allow-all read /proc/self: cat reads it instead.
+    const result = await runProcess("cat", {
+      args: [`/proc/${Deno.pid}/cmdline`],
+      timeoutMs: 5000,
+    });
+    if (result.state !== "exited" || result.code !== 0) return true;
+    const cmdline = result.stdout.split("\0");
+    if (cmdline.at(-1) === "") cmdline.pop();
+    return cmdline.slice(0, cmdline.length - Deno.args.length).includes(
+      "--unstable-worker-options",
+    );
+  } catch {
+    // Cannot tell: try.
+    return true;
+  }
+}
+
+function cannotConfine(name: string, detail: string, cause?: unknown): never {
+  throw new StateError(
+    `Cannot confine "control ${name}" to its state root: ${detail}`,
+    {
+      code: "CANNOT_CONFINE",
+      hint:
+        "Run prompt_runner with --unstable-worker-options and the permissions its README names (deno task prompt_runner does)",
+      ...(cause === undefined ? {} : { cause }),
+    },
+  );
+}
+
+/**
  * Runs control command `name` in a worker confined to its run.
  *
  * @returns The command's exit code.
@@ -81,6 +121,12 @@ export async function runConfined(
   context: CommandContext,
   argv: string[],
 ): Promise<number> {
+  if (!(await workerOptionsEnabled())) {
+    cannotConfine(
+      name,
+      "the runtime was started without --unstable-worker-options",
+    );
+  }
   const scope = await planScope(name, argv, context.cwd);
   let worker: Worker;
   try {
@@ -101,16 +147,10 @@ export async function runConfined(
       },
     });
   } catch (error) {
-    throw new StateError(
-      `Cannot confine "control ${name}" to its state root: ${
-        error instanceof Error ? error.message : String(error)
-      }`,
-      {
-        code: "CANNOT_CONFINE",
-        hint:
-          "Run prompt_runner with --unstable-worker-options and the permissions its README names",
-        cause: error,
-      },
+    cannotConfine(
+      name,
+      error instanceof Error ? error.message : String(error),
+      error,
     );
   }
   try {
