@@ -101,7 +101,7 @@ async function lookLive(stateRoot: string): Promise<AsyncDisposable> {
     started_at: new Date().toISOString(),
   })));
   return {
-    async [Symbol.asyncDispose]() {
+    async [Symbol.asyncDispose](): Promise<void> {
       await lock.unlock();
       lock.close();
     },
