@@ -178,9 +178,9 @@ const WRITERS: Record<string, readonly string[]> = {
 };
 
 for (const planted of PLANTED) {
-  Deno.test(`a link planted at ${planted} is refused by every control command that uses it (exit 4), never followed: the canary outside is untouched and nothing exits 70`, async () => {
+  Deno.test(`a link planted at ${planted} is refused by every control command that uses it (exit 4) and by the runner, never followed: the canary outside is untouched and nothing exits 70`, async () => {
     await using packet = await ranPacket();
-    await using _live = await lookLive(packet.stateRoot);
+    const live = await lookLive(packet.stateRoot);
     const path = join(packet.stateRoot, planted);
     await Deno.mkdir(join(packet.stateRoot, "control", "requests"), {
       recursive: true,
@@ -219,5 +219,28 @@ for (const planted of PLANTED) {
         `${where}: the link was replaced`,
       );
     }
+    // The runner: a control file's link is moved aside with a warning and
+    // the run goes on; amendments behind a link are refused, so the prompt
+    // cannot be verified (exit 1).
+    await live[Symbol.asyncDispose]();
+    const run = await runCli(["run", packet.dir]);
+    if (planted === "amendments") {
+      assert.equal(run.code, 1, run.stderr);
+      assert.match(
+        run.stderr,
+        /verifier_fault: cannot verify: Refused to use ".*\/amendments": it is a link/,
+      );
+    } else {
+      assert.equal(run.code, 0, run.stderr);
+      const name = planted.split("/")[1]!;
+      assert.match(
+        run.stderr,
+        new RegExp(
+          `^warning: control plane: "${planted}" was a symbolic link to ".*"; .*moved aside to "${name}\\.link-refused-`,
+          "m",
+        ),
+      );
+    }
+    assert.deepEqual(await inventory(packet.canary), before, run.stderr);
   });
 }
