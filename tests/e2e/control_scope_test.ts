@@ -8,7 +8,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { processStartTime } from "../../lib/shared/run_lock.ts";
-import { MAIN, runCli } from "../_helpers/run_cli.ts";
+import { LineReader, readAll } from "../_helpers/lines.ts";
+import { startRun } from "../_helpers/live_run.ts";
+import { MAIN, runCli, spawnCli } from "../_helpers/run_cli.ts";
 import {
   longPrompt,
   makePacket,
@@ -244,3 +246,21 @@ for (const planted of PLANTED) {
     assert.deepEqual(await inventory(packet.canary), before, run.stderr);
   });
 }
+
+Deno.test("control events --follow in its confined worker streams as the run goes and stops on SIGINT with 130", async () => {
+  await using packet = await makePacket({
+    prompts: { "01_long.prompt.md": longPrompt(200, 30) },
+  });
+  await using run = startRun(packet.dir);
+  await run.until((event) => event.type === "prompt_started");
+  const follower = spawnCli(["control", "events", packet.dir, "--json"]);
+  const lines = new LineReader(follower.stdout);
+  const first = JSON.parse((await lines.next())!);
+  assert.equal(first.seq, 1);
+  follower.kill("SIGINT");
+  await lines.rest();
+  const status = await follower.status;
+  const stderr = await readAll(follower.stderr);
+  assert.equal(status.code, 130, stderr);
+  assert.equal(stderr, "");
+});
