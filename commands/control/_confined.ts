@@ -121,16 +121,23 @@ export async function runConfined(
   context: CommandContext,
   argv: string[],
 ): Promise<number> {
-  if (!(await workerOptionsEnabled())) {
+  // Looking for the flag spawns cat: done while the scope is planned.
+  const [enabled, scope] = await Promise.all([
+    workerOptionsEnabled(),
+    planScope(name, argv, context.cwd),
+  ]);
+  if (!enabled) {
     cannotConfine(
       name,
       "the runtime was started without --unstable-worker-options",
     );
   }
-  const scope = await planScope(name, argv, context.cwd);
   let worker: Worker;
   try {
-    worker = new Worker(new URL("./_worker.ts", import.meta.url).href, {
+    // relax shares amend's module, and so its worker entry.
+    const entry = name === "relax" ? "amend" : name;
+    const url = new URL(`./_workers/${entry}.ts`, import.meta.url).href;
+    worker = new Worker(url, {
       type: "module",
       deno: {
         permissions: {

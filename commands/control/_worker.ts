@@ -15,19 +15,6 @@ import type { Command, CommandContext } from "../_context.ts";
 import { PromptRunnerError } from "../../lib/shared/errors.ts";
 import type { FromWorker, ToWorker } from "./_confined.ts";
 
-// Literal specifiers: a worker may load only the module graph it was
-// started with, so every command it can run is named here.
-const LOADERS: Record<string, () => Promise<Command>> = {
-  status: async () => (await import("./status.ts")).controlStatusCommand,
-  events: async () => (await import("./events.ts")).controlEventsCommand,
-  log: async () => (await import("./log.ts")).controlLogCommand,
-  view: async () => (await import("./view.ts")).controlViewCommand,
-  steer: async () => (await import("./steer.ts")).controlSteerCommand,
-  contract: async () => (await import("./contract.ts")).controlContractCommand,
-  amend: async () => (await import("./amend.ts")).controlAmendCommand,
-  relax: async () => (await import("./amend.ts")).controlRelaxCommand,
-};
-
 const acks = new Map<number, (closed: boolean) => void>();
 let nextWrite = 0;
 
@@ -121,7 +108,10 @@ async function testEscape(stateRoot: string | null): Promise<void> {
 
 const ESCAPE = "control_escape:";
 
-async function run(message: ToWorker & { type: "run" }): Promise<void> {
+async function run(
+  commands: Record<string, Command>,
+  message: ToWorker & { type: "run" },
+): Promise<void> {
   const context: CommandContext = {
     stdout: new ForwardingWriter("stdout"),
     stderr: new ForwardingWriter("stderr"),
@@ -130,11 +120,11 @@ async function run(message: ToWorker & { type: "run" }): Promise<void> {
   };
   try {
     await testEscape(message.stateRoot);
-    const load = LOADERS[message.name];
-    if (load === undefined) {
-      throw new Error(`No control command "${message.name}"`);
+    const command = commands[message.name];
+    if (command === undefined) {
+      throw new Error(`No control command "${message.name}" in this worker`);
     }
-    const code = await (await load()).run(context, message.argv);
+    const code = await command.run(context, message.argv);
     post({ type: "done", code });
   } catch (error) {
     post(
@@ -145,13 +135,20 @@ async function run(message: ToWorker & { type: "run" }): Promise<void> {
   }
 }
 
-self.onmessage = (event: MessageEvent<ToWorker>) => {
-  const message = event.data;
-  if (message.type === "ack") {
-    const resolve = acks.get(message.id);
-    acks.delete(message.id);
-    resolve?.(message.closed);
-  } else {
-    run(message);
-  }
-};
+/**
+ * Serves the main thread's request to run one of `commands` in this worker
+ * (each worker entry in `_workers/` names its own, so a worker loads only
+ * the code of the command it runs).
+ */
+export function serveCommands(commands: Record<string, Command>): void {
+  self.onmessage = (event: MessageEvent<ToWorker>) => {
+    const message = event.data;
+    if (message.type === "ack") {
+      const resolve = acks.get(message.id);
+      acks.delete(message.id);
+      resolve?.(message.closed);
+    } else {
+      run(commands, message);
+    }
+  };
+}
