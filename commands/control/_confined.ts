@@ -98,6 +98,21 @@ async function workerOptionsEnabled(): Promise<boolean> {
   }
 }
 
+/**
+ * The entries this process holds: a worker asking for more than its parent
+ * is refused, and a command that lacks one (an unset `$USER` unreadable,
+ * say) copes as it does outside a worker.
+ */
+function granted<T extends string>(
+  entries: readonly T[],
+  descriptor: (entry: T) => Deno.PermissionDescriptor,
+): T[] | false {
+  const held = entries.filter((entry) =>
+    Deno.permissions.querySync(descriptor(entry)).state === "granted"
+  );
+  return held.length > 0 ? held : false;
+}
+
 function cannotConfine(name: string, detail: string, cause?: unknown): never {
   throw new StateError(
     `Cannot confine "control ${name}" to its state root: ${detail}`,
@@ -144,9 +159,12 @@ export async function runConfined(
           read: scope.read,
           write: scope.write.length > 0 ? scope.write : false,
           // Liveness: /proc is read through cat; run.lock is in the root.
-          run: ["cat"],
-          env: [...CONTROL_ENV],
-          sys: ["hostname", "uid"],
+          run: granted(["cat"], (command) => ({ name: "run", command })),
+          env: granted(CONTROL_ENV, (variable) => ({ name: "env", variable })),
+          sys: granted(
+            ["hostname", "uid"] as const,
+            (kind) => ({ name: "sys", kind }),
+          ),
           net: false,
           ffi: false,
           import: false,
