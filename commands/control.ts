@@ -6,7 +6,7 @@
 
 import { UsageError } from "../lib/shared/errors.ts";
 import type { Command, CommandContext } from "./_context.ts";
-import { runEntry } from "./_dispatch.ts";
+import { importCommand, onlyAsksForHelp, runEntry } from "./_dispatch.ts";
 import { CONTROL_COMMANDS, CONTROL_INFO } from "./control/_registry.ts";
 
 async function control(
@@ -30,7 +30,12 @@ async function control(
       }; run 'prompt_runner control --help'`,
     });
   }
-  return await runEntry(command, context, rest);
+  // Help needs no run; everything else works confined to its run.
+  if (onlyAsksForHelp(rest)) return await runEntry(command, context, rest);
+  const { runConfined } = await importCommand<
+    typeof import("./control/_confined.ts")
+  >("./control/_confined.ts");
+  return await runConfined(command.name, context, rest);
 }
 
 /** The `control` command. */

@@ -1,7 +1,8 @@
 #!/usr/bin/env -S deno run --allow-read --allow-write=dist --allow-run --allow-env
 /**
  * `deno task compile`: builds `dist/prompt_runner`, a single binary with the
- * CLI's permissions baked in. `deno compile` downloads a Deno runtime
+ * CLI's permissions and `--unstable-worker-options` (the control commands'
+ * confined worker, DESIGN §11) baked in. `deno compile` downloads a Deno runtime
  * (`denort`) for the target; where that download is impossible this script
  * says so plainly instead of leaving a Rust backtrace.
  *
@@ -24,7 +25,8 @@ async function compile(): Promise<number> {
       "--output",
       output,
       // The CLI imports its command modules by computed specifiers (so a
-      // command does not load the others): the compiler cannot see them.
+      // command does not load the others), and starts the control worker
+      // by URL: the compiler sees neither.
       "--include",
       join(ROOT, "commands"),
       ...Deno.args,

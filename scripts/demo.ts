@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run --allow-read --allow-write --allow-run --allow-env --allow-sys=hostname,uid
+#!/usr/bin/env -S deno run --unstable-worker-options --allow-read --allow-write --allow-run --allow-env --allow-sys=hostname,uid
 /**
  * `deno task demo`: rebuilds the demo's git workspace from its seed, then
  * runs the demo packet. Extra arguments go to `prompt_runner run`.

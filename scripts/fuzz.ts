@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run --allow-read --allow-write --allow-run --allow-env --allow-sys=hostname,uid
+#!/usr/bin/env -S deno run --unstable-worker-options --allow-read --allow-write --allow-run --allow-env --allow-sys=hostname,uid
 /**
  * Fuzzing the control directory: while simulated runs stream, drops every
  * kind of bad request file into `control/requests/` (random bytes, empty,
@@ -15,7 +15,7 @@
  * and that every planted link was moved aside and logged, never followed.
  * Prints a summary; exits 1 on any violation.
  *
- *   deno run --allow-read --allow-write --allow-run --allow-env --allow-sys=hostname,uid \
+ *   deno run --unstable-worker-options --allow-read --allow-write --allow-run --allow-env --allow-sys=hostname,uid \
  *     scripts/fuzz.ts [--quick] [--seconds N] [--seed N] [--keep]
  *
  * Two minutes by default; `--quick` is about 15 seconds.

@@ -6,8 +6,14 @@
  * @module
  */
 
-/** `--allow-*` flags for `deno run` / `deno compile` of `main.ts`. */
+/**
+ * Flags for `deno run` / `deno compile` of `main.ts`: the `--allow-*`
+ * permissions, and `--unstable-worker-options`, which lets the control
+ * commands narrow a worker's permissions to the run's state root
+ * (DESIGN §11).
+ */
 export const CLI_PERMISSIONS: readonly string[] = [
+  "--unstable-worker-options",
   "--allow-read",
   "--allow-write",
   "--allow-run",

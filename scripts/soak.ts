@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run --allow-read --allow-write --allow-run --allow-env --allow-sys=hostname,uid
+#!/usr/bin/env -S deno run --unstable-worker-options --allow-read --allow-write --allow-run --allow-env --allow-sys=hostname,uid
 /**
  * Endurance: a simulated packet streams for minutes on both steering lanes
  * while, through the real CLI, 8 writers send view changes, steers and
@@ -12,7 +12,7 @@
  * left behind. Prints a summary; exits 1 on any violation, listing each
  * (capped).
  *
- *   deno run --allow-read --allow-write --allow-run --allow-env --allow-sys=hostname,uid \
+ *   deno run --unstable-worker-options --allow-read --allow-write --allow-run --allow-env --allow-sys=hostname,uid \
  *     scripts/soak.ts [--quick] [--seconds N] [--kills N] [--seed N] [--keep]
  *
  * Ten minutes and 100 kills by default; `--quick` is about a minute with 8

@@ -91,13 +91,15 @@ function checkRecord(value: unknown): string | null {
  * line, never skipped (a skipped amendment would silently not be enforced).
  *
  * @throws {StateError} for a torn or invalid line.
+ * @throws {LinkRefusedError} when a link stands in the way: never read
+ * through, even when the file is missing.
  */
 export async function readAmendments(
   stateRoot: string,
   promptId: string,
 ): Promise<AmendmentRecord[]> {
   const path = amendmentsFile(stateRoot, promptId);
-  const text = await readTextIfExists(path);
+  const text = await readTextIfExists(path, { within: stateRoot });
   if (text === null || text === "") return [];
   const lines = text.split("\n");
   const last = lines.pop();

@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run --allow-read --allow-write --allow-run --allow-env --allow-sys=hostname,uid
+#!/usr/bin/env -S deno run --unstable-worker-options --allow-read --allow-write --allow-run --allow-env --allow-sys=hostname,uid
 /**
  * Cold start: `deno run` of an empty script (the baseline) beside
  * `main.ts control status --json` on a state root with a finished run,
@@ -6,7 +6,7 @@
  * process; medians of {@linkcode REPEATS} runs, interleaved so the machine's
  * noise falls on all of them alike.
  *
- *   deno run --allow-read --allow-write --allow-run --allow-env --allow-sys=hostname,uid scripts/bench/cold_start.ts [--json]
+ *   deno run --unstable-worker-options --allow-read --allow-write --allow-run --allow-env --allow-sys=hostname,uid scripts/bench/cold_start.ts [--json]
  *
  * @module
  */

@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run --allow-read --allow-write --allow-run --allow-env --allow-sys=hostname,uid
+#!/usr/bin/env -S deno run --unstable-worker-options --allow-read --allow-write --allow-run --allow-env --allow-sys=hostname,uid
 /**
  * How long a view change takes to land in a live run: a run streams about
  * 100 events/s (simulated provider, `delay_ms: 10`) in a subprocess, and
@@ -13,7 +13,7 @@
  * - the plane's share: the request's `issued_at` (set by the client just
  *   before it writes the file) → the `at` of its `applied` log line.
  *
- *   deno run --allow-read --allow-write --allow-run --allow-env --allow-sys=hostname,uid scripts/bench/view_latency.ts [--json] [--repeats N]
+ *   deno run --unstable-worker-options --allow-read --allow-write --allow-run --allow-env --allow-sys=hostname,uid scripts/bench/view_latency.ts [--json] [--repeats N]
  *
  * @module
  */

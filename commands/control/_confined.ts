@@ -1,0 +1,224 @@
+/**
+ * Running a control command confined to its run (DESIGN §11): the main
+ * thread resolves the state root and packet, then the command does its work
+ * in a worker whose permissions reach only those (plus what liveness checks
+ * need). A path that escapes by name is stopped by the runtime
+ * (`NotCapable`, reported as exit 4); links are refused by the file code.
+ * Needs `--unstable-worker-options`.
+ *
+ * @module
+ */
+
+import {
+  ExitCode,
+  PromptRunnerError,
+  StateError,
+} from "../../lib/shared/errors.ts";
+import type { CommandContext } from "../_context.ts";
+import { StdoutClosedError } from "../_output.ts";
+import { runProcess } from "../../lib/shared/run_process.ts";
+import { CONTROL_ENV, planScope } from "./_scope.ts";
+
+/** A message from the main thread to the worker. */
+export type ToWorker =
+  | {
+    type: "run";
+    name: string;
+    argv: string[];
+    cwd: string;
+    color: boolean;
+    stateRoot: string | null;
+  }
+  | { type: "ack"; id: number; closed: boolean };
+
+/** A message from the worker to the main thread. */
+export type FromWorker =
+  | { type: "write"; id: number; stream: "stdout" | "stderr"; text: string }
+  | { type: "done"; code: number }
+  | {
+    type: "failed";
+    /** A refusal with its own exit code (not a bug). */
+    refused: boolean;
+    name: string;
+    message: string;
+    code: string | null;
+    hint: string | null;
+    exitCode: number;
+    stack: string | null;
+  };
+
+/** An error the worker reported, with the exit code it asked for. */
+class WorkerReportedError extends PromptRunnerError {
+  constructor(failed: FromWorker & { type: "failed" }) {
+    super(failed.message, {
+      code: failed.code ?? "REFUSED",
+      exitCode: failed.exitCode,
+      ...(failed.hint === null ? {} : { hint: failed.hint }),
+    });
+    this.name = failed.name;
+    if (failed.stack !== null) this.stack = failed.stack;
+  }
+}
+
+function rebuilt(failed: FromWorker & { type: "failed" }): Error {
+  if (failed.refused) return new WorkerReportedError(failed);
+  // Not ours: keep the name and errno code, so a full disk is still the
+  // environment's failure and anything else still a bug.
+  const error = new Error(failed.message);
+  error.name = failed.name;
+  if (failed.code !== null) Object.assign(error, { code: failed.code });
+  if (failed.stack !== null) error.stack = failed.stack;
+  return error;
+}
+
+/**
+ * Whether this process may narrow a worker's permissions. Without
+ * `--unstable-worker-options` the runtime would end the process (exit 70)
+ * at `new Worker`, so the flag is looked for first: in the runtime's own
+ * arguments (those before the script's), or baked into a compiled binary.
+ */
+async function workerOptionsEnabled(): Promise<boolean> {
+  try {
+    if (!/(^|\/)deno$/.test(Deno.execPath())) return true;
+    if (Deno.build.os !== "linux") return true;
+    // Deno lets only --allow-all read /proc/self: cat reads it instead.
+    const result = await runProcess("cat", {
+      args: [`/proc/${Deno.pid}/cmdline`],
+      timeoutMs: 5000,
+    });
+    if (result.state !== "exited" || result.code !== 0) return true;
+    const cmdline = result.stdout.split("\0");
+    if (cmdline.at(-1) === "") cmdline.pop();
+    return cmdline.slice(0, cmdline.length - Deno.args.length).includes(
+      "--unstable-worker-options",
+    );
+  } catch {
+    // Cannot tell: try.
+    return true;
+  }
+}
+
+/**
+ * The entries this process holds: a worker asking for more than its parent
+ * is refused, and a command that lacks one (an unset `$USER` unreadable,
+ * say) copes as it does outside a worker.
+ */
+function granted<T extends string>(
+  entries: readonly T[],
+  descriptor: (entry: T) => Deno.PermissionDescriptor,
+): T[] | false {
+  const held = entries.filter((entry) =>
+    Deno.permissions.querySync(descriptor(entry)).state === "granted"
+  );
+  return held.length > 0 ? held : false;
+}
+
+function cannotConfine(name: string, detail: string, cause?: unknown): never {
+  throw new StateError(
+    `Cannot confine "control ${name}" to its state root: ${detail}`,
+    {
+      code: "CANNOT_CONFINE",
+      hint:
+        "Run prompt_runner with --unstable-worker-options and the permissions its README names (deno task prompt_runner does)",
+      ...(cause === undefined ? {} : { cause }),
+    },
+  );
+}
+
+/**
+ * Runs control command `name` in a worker confined to its run.
+ *
+ * @returns The command's exit code.
+ * @throws The command's error, rebuilt in this thread.
+ */
+export async function runConfined(
+  name: string,
+  context: CommandContext,
+  argv: string[],
+): Promise<number> {
+  // Looking for the flag spawns cat: done while the scope is planned.
+  const [enabled, scope] = await Promise.all([
+    workerOptionsEnabled(),
+    planScope(name, argv, context.cwd),
+  ]);
+  if (!enabled) {
+    cannotConfine(
+      name,
+      "the runtime was started without --unstable-worker-options",
+    );
+  }
+  let worker: Worker;
+  try {
+    // relax shares amend's module, and so its worker entry.
+    const entry = name === "relax" ? "amend" : name;
+    const url = new URL(`./_workers/${entry}.ts`, import.meta.url).href;
+    worker = new Worker(url, {
+      type: "module",
+      deno: {
+        permissions: {
+          read: scope.read,
+          write: scope.write.length > 0 ? scope.write : false,
+          // Liveness: /proc is read through cat; run.lock is in the root.
+          run: granted(["cat"], (command) => ({ name: "run", command })),
+          env: granted(CONTROL_ENV, (variable) => ({ name: "env", variable })),
+          sys: granted(
+            ["hostname", "uid"] as const,
+            (kind) => ({ name: "sys", kind }),
+          ),
+          net: false,
+          ffi: false,
+          import: false,
+        },
+      },
+    });
+  } catch (error) {
+    cannotConfine(
+      name,
+      error instanceof Error ? error.message : String(error),
+      error,
+    );
+  }
+  try {
+    return await new Promise<number>((resolve, reject) => {
+      worker.onmessage = async (event: MessageEvent<FromWorker>) => {
+        const message = event.data;
+        if (message.type === "done") resolve(message.code);
+        else if (message.type === "failed") reject(rebuilt(message));
+        else {
+          let closed = false;
+          try {
+            await context[message.stream].write(message.text);
+          } catch (error) {
+            if (!(error instanceof StdoutClosedError)) {
+              reject(error);
+              return;
+            }
+            closed = true;
+          }
+          worker.postMessage(
+            { type: "ack", id: message.id, closed } satisfies ToWorker,
+          );
+        }
+      };
+      worker.onerror = (event) => {
+        event.preventDefault();
+        reject(new Error(event.message));
+      };
+      worker.postMessage(
+        {
+          type: "run",
+          name,
+          argv: scope.argv,
+          cwd: context.cwd,
+          color: context.color,
+          stateRoot: scope.location?.state_root ?? null,
+        } satisfies ToWorker,
+      );
+    });
+  } catch (error) {
+    if (error instanceof StdoutClosedError) return ExitCode.OK;
+    throw error;
+  } finally {
+    worker.terminate();
+  }
+}

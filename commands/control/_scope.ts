@@ -1,0 +1,188 @@
+/**
+ * Planning a confined control command (DESIGN §11): the main thread parses
+ * the arguments and resolves where the run lives, then names the paths the
+ * worker may touch and rewrites the arguments so the worker's own resolution
+ * reads only inside them.
+ *
+ * @module
+ */
+
+import { join, resolve } from "../../lib/shared/posix_path.ts";
+import {
+  isPacketDir,
+  type LocationNeed,
+  resolveRunLocation,
+  type RunLocation,
+} from "../../lib/workspace/mod.ts";
+import { type FlagSpec, parseCommandArgs, type ParsedArgs } from "../_args.ts";
+
+const STRING: FlagSpec = { type: "string" };
+const BOOLEAN: FlagSpec = { type: "boolean" };
+const VIEW = {
+  "log-mode": STRING,
+  "tool-output": STRING,
+  thinking: STRING,
+  diff: STRING,
+};
+
+/** How each control command names its run, and the flags it takes. */
+const SHAPES: Record<
+  string,
+  { kind: "location" | "steer" | "contract"; flags: Record<string, FlagSpec> }
+> = {
+  status: { kind: "location", flags: { json: BOOLEAN } },
+  events: {
+    kind: "location",
+    flags: { from: STRING, ...VIEW, json: BOOLEAN },
+  },
+  log: { kind: "location", flags: { follow: BOOLEAN, json: BOOLEAN } },
+  view: { kind: "location", flags: { ...VIEW, author: STRING } },
+  steer: { kind: "steer", flags: { prompt: STRING, author: STRING } },
+  contract: { kind: "contract", flags: { json: BOOLEAN } },
+  amend: {
+    kind: "contract",
+    flags: {
+      "add-file": STRING,
+      "add-path": STRING,
+      "add-command": STRING,
+      "add-contains": STRING,
+      reason: STRING,
+      persist: BOOLEAN,
+      author: STRING,
+      json: BOOLEAN,
+    },
+  },
+  relax: {
+    kind: "contract",
+    flags: {
+      drop: STRING,
+      reason: STRING,
+      confirm: BOOLEAN,
+      persist: BOOLEAN,
+      author: STRING,
+      json: BOOLEAN,
+    },
+  },
+};
+
+/**
+ * The environment variables a control command reads: the author's name,
+ * the debug and test switches, and the two the yaml package reads while it
+ * parses a packet.
+ */
+export const CONTROL_ENV: readonly string[] = [
+  "LOG_STREAM",
+  "LOG_TOKENS",
+  "USER",
+  "LOGNAME",
+  "USERNAME",
+  "PROMPT_RUNNER_DEBUG",
+  "PROMPT_RUNNER_TEST_FAULT",
+];
+
+/** What a confined command may touch, and the arguments it runs with. */
+export interface ControlScope {
+  /** The arguments, with TARGET and `--state-root` made absolute. */
+  argv: string[];
+  /** The resolved location, or `null` when planning found an error. */
+  location: RunLocation | null;
+  /** Paths the worker may read (recursively). */
+  read: string[] | true;
+  /** Paths the worker may write (recursively). */
+  write: string[];
+}
+
+/** The argument list that gives the parsed values back, paths replaced. */
+function rebuild(
+  args: ParsedArgs,
+  positionals: string[],
+  stateRoot: string | undefined,
+): string[] {
+  const argv: string[] = [];
+  for (const [name, value] of Object.entries(args.values)) {
+    if (name === "state-root" || value === undefined || value === false) {
+      continue;
+    }
+    for (const one of Array.isArray(value) ? value : [value]) {
+      argv.push(one === true ? `--${name}` : `--${name}=${one}`);
+    }
+  }
+  if (stateRoot !== undefined) argv.push(`--state-root=${stateRoot}`);
+  return [...argv, "--", ...positionals];
+}
+
+/**
+ * Plans a control command's scope. When the arguments are wrong or the run
+ * cannot be found, the plan reads anywhere and writes nothing: the command
+ * then reports the same usage or not-found error it always did.
+ */
+export async function planScope(
+  name: string,
+  argv: string[],
+  cwd: string,
+): Promise<ControlScope> {
+  const unplanned: ControlScope = {
+    argv,
+    location: null,
+    read: true,
+    write: [],
+  };
+  const shape = SHAPES[name];
+  if (shape === undefined) return unplanned;
+  try {
+    const args = parseCommandArgs(`control ${name}`, argv, {
+      ...shape.flags,
+      "state-root": STRING,
+    });
+    const given = args.values["state-root"];
+    const stateRoot = typeof given === "string" ? given : undefined;
+    let words = args.positionals;
+    let target: string | undefined;
+    let needs: LocationNeed = "state_root";
+    if (shape.kind === "location") {
+      if (words.length > 1) return unplanned;
+      [target, ...words] = words;
+    } else if (shape.kind === "steer") {
+      if (
+        stateRoot === undefined && words.length >= 2 &&
+        await isPacketDir(resolve(cwd, words[0]!))
+      ) {
+        [target, ...words] = words;
+      }
+    } else {
+      if (words.length !== 2 && words.length !== 1) return unplanned;
+      if (words.length === 2) [target, ...words] = words;
+      else if (!/^\d+$/.test(words[0]!)) return unplanned;
+      needs = "packet_and_state_root";
+    }
+    const location = await resolveRunLocation(target, {
+      needs,
+      cwd,
+      stateRoot,
+      command: `control ${name}`,
+    });
+    const packet = location.packet_dir;
+    // The author's account name comes from /etc/passwd when $USER is unset.
+    const read = [location.state_root, ...(packet === null ? [] : [packet])];
+    // Asked only when granted: a worker cannot have more than its parent.
+    const passwd = { name: "read", path: "/etc/passwd" } as const;
+    if ((await Deno.permissions.query(passwd)).state === "granted") {
+      read.push(passwd.path);
+    }
+    const write = [location.state_root];
+    if (args.values.persist === true && packet !== null) {
+      // The prompt file is replaced through a temporary file beside it.
+      write.push(join(packet, "prompts"));
+    }
+    const rewritten = shape.kind === "contract"
+      ? rebuild(
+        args,
+        [packet ?? location.state_root, ...words],
+        location.default_state_root ? undefined : location.state_root,
+      )
+      : rebuild(args, words, location.state_root);
+    return { argv: rewritten, location, read, write };
+  } catch {
+    return unplanned;
+  }
+}

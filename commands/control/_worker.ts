@@ -1,0 +1,154 @@
+/**
+ * The worker a confined control command runs in (DESIGN §11): its
+ * permissions reach only the run's state root and packet, so a path that
+ * escapes by name is stopped by the runtime. Output goes back to the main
+ * thread one acknowledged write at a time; the exit code or the error ends
+ * the conversation.
+ *
+ * @module
+ */
+
+/// <reference lib="deno.worker" />
+
+import { StdoutClosedError, Writer } from "../_output.ts";
+import type { Command, CommandContext } from "../_context.ts";
+import { PromptRunnerError } from "../../lib/shared/errors.ts";
+import type { FromWorker, ToWorker } from "./_confined.ts";
+
+const acks = new Map<number, (closed: boolean) => void>();
+let nextWrite = 0;
+
+function post(message: FromWorker): void {
+  self.postMessage(message);
+}
+
+/** A writer whose text is written by the main thread. */
+class ForwardingWriter extends Writer {
+  readonly #stream: "stdout" | "stderr";
+  #gone = false;
+
+  constructor(stream: "stdout" | "stderr") {
+    super({ write: (bytes) => Promise.resolve(bytes.length) });
+    this.#stream = stream;
+  }
+
+  override get closed(): boolean {
+    return this.#gone;
+  }
+
+  override async write(text: string): Promise<void> {
+    if (this.#gone) throw new StdoutClosedError();
+    const id = nextWrite++;
+    const closed = await new Promise<boolean>((resolve) => {
+      acks.set(id, resolve);
+      post({ type: "write", id, stream: this.#stream, text });
+    });
+    if (closed) {
+      this.#gone = true;
+      throw new StdoutClosedError();
+    }
+  }
+}
+
+/** The error as the main thread rebuilds it. */
+function describe(error: unknown): FromWorker {
+  if (error instanceof Deno.errors.NotCapable) {
+    return {
+      type: "failed",
+      refused: true,
+      name: "StateError",
+      message:
+        `Refused to reach a path outside the run's state root and packet: ${error.message}`,
+      code: "OUTSIDE_STATE_ROOT",
+      hint:
+        "A control command reads and writes only inside the state root (and reads the packet); check TARGET, --state-root and the paths in the state root",
+      exitCode: 4,
+      stack: error.stack ?? null,
+    };
+  }
+  if (error instanceof PromptRunnerError) {
+    return {
+      type: "failed",
+      refused: true,
+      name: error.name,
+      message: error.message,
+      code: error.code,
+      hint: error.hint ?? null,
+      exitCode: error.exitCode,
+      stack: error.stack ?? null,
+    };
+  }
+  const err = error instanceof Error ? error : new Error(String(error));
+  const code = (err as { code?: unknown }).code;
+  return {
+    type: "failed",
+    refused: false,
+    name: err.name,
+    message: err.message,
+    code: typeof code === "string" ? code : null,
+    hint: null,
+    exitCode: 70,
+    stack: err.stack ?? null,
+  };
+}
+
+/**
+ * A test's way to make the worker reach outside its scope by name
+ * (`PROMPT_RUNNER_TEST_FAULT=control_escape:../outside/file`): the runtime
+ * must stop it.
+ */
+async function testEscape(stateRoot: string | null): Promise<void> {
+  const fault = Deno.env.get("PROMPT_RUNNER_TEST_FAULT");
+  if (stateRoot === null || !fault?.startsWith(ESCAPE)) return;
+  await Deno.writeTextFile(
+    `${stateRoot}/${fault.slice(ESCAPE.length)}`,
+    "escaped\n",
+  );
+}
+
+const ESCAPE = "control_escape:";
+
+async function run(
+  commands: Record<string, Command>,
+  message: ToWorker & { type: "run" },
+): Promise<void> {
+  const context: CommandContext = {
+    stdout: new ForwardingWriter("stdout"),
+    stderr: new ForwardingWriter("stderr"),
+    color: message.color,
+    cwd: message.cwd,
+  };
+  try {
+    await testEscape(message.stateRoot);
+    const command = commands[message.name];
+    if (command === undefined) {
+      throw new Error(`No control command "${message.name}" in this worker`);
+    }
+    const code = await command.run(context, message.argv);
+    post({ type: "done", code });
+  } catch (error) {
+    post(
+      error instanceof StdoutClosedError
+        ? { type: "done", code: 0 }
+        : describe(error),
+    );
+  }
+}
+
+/**
+ * Serves the main thread's request to run one of `commands` in this worker
+ * (each worker entry in `_workers/` names its own, so a worker loads only
+ * the code of the command it runs).
+ */
+export function serveCommands(commands: Record<string, Command>): void {
+  self.onmessage = (event: MessageEvent<ToWorker>) => {
+    const message = event.data;
+    if (message.type === "ack") {
+      const resolve = acks.get(message.id);
+      acks.delete(message.id);
+      resolve?.(message.closed);
+    } else {
+      run(commands, message);
+    }
+  };
+}
