@@ -7,14 +7,19 @@
  * @module
  */
 
-import { join, resolve } from "../../lib/shared/posix_path.ts";
+import { join } from "../../lib/shared/posix_path.ts";
 import {
-  isPacketDir,
   type LocationNeed,
   resolveRunLocation,
   type RunLocation,
 } from "../../lib/workspace/mod.ts";
-import { type FlagSpec, parseCommandArgs, type ParsedArgs } from "../_args.ts";
+import {
+  type FlagSpec,
+  parseCommandArgs,
+  type ParsedArgs,
+  stringFlag,
+} from "../_args.ts";
+import { isTargetWord, WORKSPACE_FLAGS } from "./_target.ts";
 
 const STRING: FlagSpec = { type: "string" };
 const BOOLEAN: FlagSpec = { type: "boolean" };
@@ -78,6 +83,11 @@ export const CONTROL_ENV: readonly string[] = [
   "USERNAME",
   "PROMPT_RUNNER_DEBUG",
   "PROMPT_RUNNER_TEST_FAULT",
+  // Where prepared workspaces are registered: an unplanned command (its
+  // arguments wrong, its run not found) resolves again in the worker, to
+  // report the same error it always did.
+  "XDG_STATE_HOME",
+  "HOME",
 ];
 
 /** What a confined command may touch, and the arguments it runs with. */
@@ -100,7 +110,12 @@ function rebuild(
 ): string[] {
   const argv: string[] = [];
   for (const [name, value] of Object.entries(args.values)) {
-    if (name === "state-root" || value === undefined || value === false) {
+    // The location is resolved here: the worker gets it as paths, never as
+    // a workspace to look up (that would read outside its scope).
+    if (
+      name === "state-root" || name === "workspace" || name === "packet" ||
+      value === undefined || value === false
+    ) {
       continue;
     }
     for (const one of Array.isArray(value) ? value : [value]) {
@@ -132,6 +147,7 @@ export async function planScope(
   try {
     const args = parseCommandArgs(`control ${name}`, argv, {
       ...shape.flags,
+      ...WORKSPACE_FLAGS,
       "state-root": STRING,
     });
     const given = args.values["state-root"];
@@ -144,8 +160,8 @@ export async function planScope(
       [target, ...words] = words;
     } else if (shape.kind === "steer") {
       if (
-        stateRoot === undefined && words.length >= 2 &&
-        await isPacketDir(resolve(cwd, words[0]!))
+        stateRoot === undefined && args.values.workspace === undefined &&
+        words.length >= 2 && await isTargetWord(words[0]!, cwd)
       ) {
         [target, ...words] = words;
       }
@@ -160,6 +176,8 @@ export async function planScope(
       cwd,
       stateRoot,
       command: `control ${name}`,
+      workspace: stringFlag(args, "workspace"),
+      packet: stringFlag(args, "packet"),
     });
     const packet = location.packet_dir;
     // The author's account name comes from /etc/passwd when $USER is unset.
@@ -178,7 +196,9 @@ export async function planScope(
       ? rebuild(
         args,
         [packet ?? location.state_root, ...words],
-        location.default_state_root ? undefined : location.state_root,
+        location.default_state_root && location.workspace_id === null
+          ? undefined
+          : location.state_root,
       )
       : rebuild(args, words, location.state_root);
     return { argv: rewritten, location, read, write };
