@@ -80,3 +80,15 @@ export async function killRunner(runner: RunnerProcess): Promise<void> {
     async () => !(await runnerAlive(runner)),
   );
 }
+
+/**
+ * Continues a runner the test stopped. One that is gone meanwhile is left
+ * for the test's own assertions to explain.
+ */
+export function continueRunner(runner: RunnerProcess): void {
+  try {
+    Deno.kill(runner.pid, "SIGCONT");
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+}

@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import {
   cliCommandLine,
+  continueRunner,
   killRunner,
   runnerAlive,
   type RunnerProcess,
@@ -124,7 +125,7 @@ Deno.test("a run started detached (setsid, nohup, no terminal, output to a file)
       ]);
       assert.equal(amend.code, 0, amend.stderr);
     } finally {
-      Deno.kill(runner.pid, "SIGCONT");
+      continueRunner(runner);
     }
 
     // nohup left SIGHUP ignored: a hangup must not end the run.
