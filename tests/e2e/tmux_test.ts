@@ -6,10 +6,12 @@
  */
 
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import {
   cliCommandLine,
   continueRunner,
   killRunner,
+  runnerAlive,
   type RunnerProcess,
   waitForRunner,
 } from "../_helpers/detached.ts";
@@ -55,7 +57,7 @@ interface TmuxServer extends AsyncDisposable {
 /**
  * Starts a server on a unique socket in `dir`, with no config, a fixed
  * environment (UTF-8, no NO_COLOR) and a first session of a fixed size
- * running `command`. Panes stay after their command ends, to be read.
+ * running `command` in `dir`. Panes stay after their command ends, to be read.
  */
 async function startTmux(dir: string, command: string): Promise<TmuxServer> {
   const socket = `prompt_runner_${crypto.randomUUID().slice(0, 8)}`;
@@ -106,6 +108,8 @@ async function startTmux(dir: string, command: string): Promise<TmuxServer> {
     "160",
     "-y",
     "48",
+    "-c",
+    dir,
     command,
   ]);
   return {
@@ -261,5 +265,87 @@ Deno.test({
     } finally {
       if (runner !== null) await killRunner(runner);
     }
+  },
+});
+
+/**
+ * Starts a run from an interactive shell in a pane (`PREFIX deno run …
+ * run PACKET &`), then closes that pane the way a dropped ssh connection
+ * closes a terminal, and returns how the run ended.
+ */
+async function runAndClosePane(prefix: string): Promise<{
+  status: string;
+  nohupOut: string | null;
+}> {
+  await using packet = await makePacket({
+    prompts: { "01_long.prompt.md": longPrompt(30, 30) },
+  });
+  let runner: RunnerProcess | null = null;
+  try {
+    await using tmux = await startTmux(
+      packet.root,
+      "bash --norc --noprofile -i",
+    );
+    // A second window keeps the server up once the shell's pane is gone.
+    await tmux.run(["new-window", "-d", "-t", "main:1", "cat"]);
+    await tmux.run([
+      "send-keys",
+      "-t",
+      "main:0.0",
+      "-l",
+      `${prefix}${cliCommandLine(["run", packet.dir])} &`,
+    ]);
+    await tmux.run(["send-keys", "-t", "main:0.0", "Enter"]);
+    runner = await waitForRunner(packet.stateRoot);
+    await waitForSnapshot(
+      packet.stateRoot,
+      "the run to stream",
+      (s) => s.status === "running" && Number(s.tool_count) >= 1,
+    );
+    await tmux.run(["kill-pane", "-t", "main:0.0"]);
+    const final = await waitForSnapshot(
+      packet.stateRoot,
+      "the run to end",
+      (s) => s.status !== "running",
+    );
+    await waitFor(
+      "the runner to exit",
+      async () => !(await runnerAlive(runner!)),
+    );
+    let nohupOut: string | null = null;
+    try {
+      nohupOut = await Deno.readTextFile(join(packet.root, "nohup.out"));
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    }
+    return { status: String(final.status), nohupOut };
+  } finally {
+    if (runner !== null) await killRunner(runner);
+  }
+}
+
+Deno.test({
+  name:
+    "tmux: closing the pane a run was started from (a hangup) ends the run as interrupted",
+  ignore: TMUX === null,
+  async fn(): Promise<void> {
+    const { status, nohupOut } = await runAndClosePane("");
+    assert.equal(status, "interrupted");
+    assert.equal(nohupOut, null);
+  },
+});
+
+Deno.test({
+  name:
+    "tmux: a run started with nohup … & keeps running when its pane is closed, completes, and leaves its output in nohup.out",
+  ignore: TMUX === null,
+  async fn(): Promise<void> {
+    const { status, nohupOut } = await runAndClosePane("nohup ");
+    assert.equal(status, "completed");
+    assert.ok(nohupOut !== null, "nohup wrote nohup.out");
+    const lines = nohupOut.trimEnd().split("\n");
+    assert.ok(!nohupOut.includes("\x1b"), "no escape codes in a file");
+    assert.equal(lines.at(-2), "■ run completed", nohupOut);
+    assert.match(lines.at(-1)!, /^--- \d+ events, \d+ tools ---$/);
   },
 });
