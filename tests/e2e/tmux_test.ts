@@ -269,11 +269,12 @@ Deno.test({
 });
 
 /**
- * Starts a run from an interactive shell in a pane (`PREFIX deno run …
- * run PACKET &`), then closes that pane the way a dropped ssh connection
+ * Starts a run from an interactive shell in a pane (`COMMAND &`), then closes that pane the way a dropped ssh connection
  * closes a terminal, and returns how the run ended.
  */
-async function runAndClosePane(prefix: string): Promise<{
+async function runAndClosePane(
+  command: (packetDir: string) => string,
+): Promise<{
   status: string;
   nohupOut: string | null;
 }> {
@@ -293,7 +294,7 @@ async function runAndClosePane(prefix: string): Promise<{
       "-t",
       "main:0.0",
       "-l",
-      `${prefix}${cliCommandLine(["run", packet.dir])} &`,
+      `${command(packet.dir)} &`,
     ]);
     await tmux.run(["send-keys", "-t", "main:0.0", "Enter"]);
     runner = await waitForRunner(packet.stateRoot);
@@ -329,7 +330,9 @@ Deno.test({
     "tmux: closing the pane a run was started from (a hangup) ends the run as interrupted",
   ignore: TMUX === null,
   async fn(): Promise<void> {
-    const { status, nohupOut } = await runAndClosePane("");
+    const { status, nohupOut } = await runAndClosePane((dir) =>
+      cliCommandLine(["run", dir])
+    );
     assert.equal(status, "interrupted");
     assert.equal(nohupOut, null);
   },
@@ -340,7 +343,9 @@ Deno.test({
     "tmux: a run started with nohup … & keeps running when its pane is closed, completes, and leaves its output in nohup.out",
   ignore: TMUX === null,
   async fn(): Promise<void> {
-    const { status, nohupOut } = await runAndClosePane("nohup ");
+    const { status, nohupOut } = await runAndClosePane((dir) =>
+      `nohup ${cliCommandLine(["run", dir])}`
+    );
     assert.equal(status, "completed");
     assert.ok(nohupOut !== null, "nohup wrote nohup.out");
     const lines = nohupOut.trimEnd().split("\n");
