@@ -47,22 +47,30 @@ export async function waitForRunner(stateRoot: string): Promise<RunnerProcess> {
 }
 
 /**
- * Whether the runner still lives: its pid exists, is not a zombie, and
- * started when the lock says (a reused pid is another process). Read with
- * `cat`, since Deno refuses `/proc` short of `--allow-all`.
+ * The runner's state letter from `/proc/<pid>/stat` (`R`, `S`, `T` for
+ * stopped, `Z`, …), or `null` when its pid is gone or now another process's
+ * (the start time differs). Read with `cat`, since Deno refuses `/proc`
+ * short of `--allow-all`.
  */
-export async function runnerAlive(runner: RunnerProcess): Promise<boolean> {
+export async function runnerState(
+  runner: RunnerProcess,
+): Promise<string | null> {
   const output = await new Deno.Command("cat", {
     args: [`/proc/${runner.pid}/stat`],
     stdout: "piped",
     stderr: "null",
   }).output();
-  if (!output.success) return false;
+  if (!output.success) return null;
   const stat = new TextDecoder().decode(output.stdout);
   const fields = stat.slice(stat.lastIndexOf(") ") + 2).split(" ");
   // fields[0] is the state; fields[19] is field 22, the start time.
-  return fields[0] !== "Z" && fields[0] !== "X" &&
-    fields[19] === runner.pid_start;
+  return fields[19] === runner.pid_start ? fields[0] ?? null : null;
+}
+
+/** Whether the runner still lives: its pid exists, is it, and is no zombie. */
+export async function runnerAlive(runner: RunnerProcess): Promise<boolean> {
+  const state = await runnerState(runner);
+  return state !== null && state !== "Z" && state !== "X";
 }
 
 /** Kills the runner (continuing it first, in case it was stopped) if it lives. */

@@ -124,6 +124,7 @@ Deno.test("a run started detached (setsid, nohup, no terminal, output to a file)
         "ada",
       ]);
       assert.equal(amend.code, 0, amend.stderr);
+      assert.equal(await runnerState(runner), "T", "the runner stayed stopped");
     } finally {
       continueRunner(runner);
     }

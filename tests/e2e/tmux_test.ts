@@ -13,6 +13,7 @@ import {
   killRunner,
   runnerAlive,
   type RunnerProcess,
+  runnerState,
   waitForRunner,
 } from "../_helpers/detached.ts";
 import { waitForSnapshot } from "../_helpers/live_run.ts";
@@ -50,8 +51,6 @@ interface TmuxServer extends AsyncDisposable {
   run(args: string[]): Promise<string>;
   /** A pane's text as rendered, with its scrollback (`-e`: with colours). */
   capture(pane: string, escapes?: boolean): Promise<string>;
-  /** A pane's exit status (128 + N for signal N) once its command ended, else `null`. */
-  deadStatus(pane: string): Promise<number | null>;
 }
 
 /**
@@ -124,52 +123,38 @@ async function startTmux(dir: string, command: string): Promise<TmuxServer> {
         "-t",
         pane,
       ]),
-    async deadStatus(pane: string): Promise<number | null> {
-      const [dead, status, signal] = (await run([
-        "display-message",
-        "-p",
-        "-t",
-        pane,
-        "#{pane_dead} #{pane_dead_status} #{pane_dead_signal}",
-      ])).split(" ").map((field) => field.trim());
-      // tmux may mark a pane dead (its terminal closed) a moment before it
-      // has reaped the process and knows how it ended.
-      if (dead !== "1") return null;
-      if (status) return Number(status);
-      return signal ? 128 + Number(signal) : null;
-    },
     async [Symbol.asyncDispose](): Promise<void> {
       await run(["kill-server"]).catch(() => {});
     },
   };
 }
 
-/** Waits for a pane's command to end; a timeout shows what the pane shows. */
+/**
+ * A pane command that ends by printing its exit status: the pane's shell
+ * waits for the command itself, so the test never depends on tmux reaping
+ * it (and tmux, which continues a stopped pane process at once, never sees
+ * the command stopped).
+ */
+function reporting(command: string): string {
+  return `${command}; echo "[exit $?]"`;
+}
+
+/** Waits for a {@linkcode reporting} command to end and returns its status. */
 async function paneEnd(
   tmux: TmuxServer,
   pane: string,
   what: string,
   timeoutMs = 30_000,
 ): Promise<number> {
+  let shown = "";
   try {
-    return await waitFor(
-      `${what} to end`,
-      async () => await tmux.deadStatus(pane),
-      timeoutMs,
-    );
+    return await waitFor(`${what} to end`, async () => {
+      shown = await tmux.capture(pane);
+      const status = /^\[exit (\d+)\]$/m.exec(shown)?.[1];
+      return status === undefined ? null : Number(status);
+    }, timeoutMs);
   } catch (error) {
-    const flags = await tmux.run([
-      "display-message",
-      "-p",
-      "-t",
-      pane,
-      "dead=#{pane_dead} status=#{pane_dead_status} signal=#{pane_dead_signal} pid=#{pane_pid}",
-    ]);
-    throw new Error(
-      `${(error as Error).message}: ${flags.trim()}\n${await tmux.capture(
-        pane,
-      )}`,
-    );
+    throw new Error(`${(error as Error).message}; the pane shows:\n${shown}`);
   }
 }
 
@@ -185,7 +170,9 @@ Deno.test({
     try {
       await using tmux = await startTmux(
         packet.root,
-        cliCommandLine(["run", packet.dir, "--log-mode", "compact"]),
+        reporting(
+          cliCommandLine(["run", packet.dir, "--log-mode", "compact"]),
+        ),
       );
       const runPane = "main:0.0";
       runner = await waitForRunner(packet.stateRoot);
@@ -210,14 +197,19 @@ Deno.test({
           "#{pane_id}",
           "-t",
           runPane,
-          cliCommandLine([
+          reporting(cliCommandLine([
             "control",
             "steer",
             packet.dir,
             "Keep the notes short",
-          ]),
+          ])),
         ])).trim();
         const code = await paneEnd(tmux, steerPane, "the steer command");
+        assert.equal(
+          await runnerState(runner),
+          "T",
+          "the runner stayed stopped",
+        );
         const shown = await tmux.capture(steerPane);
         assert.equal(code, 0, shown);
         assert.match(
@@ -257,8 +249,9 @@ Deno.test({
         lines[0],
         "▶ 01 Long · attempt 1 (run) · simulated/simulated",
       );
-      assert.equal(lines.at(-2), "■ run completed");
-      assert.match(lines.at(-1)!, /^--- \d+ events, \d+ tools ---$/);
+      assert.equal(lines.at(-3), "■ run completed");
+      assert.match(lines.at(-2)!, /^--- \d+ events, \d+ tools ---$/);
+      assert.equal(lines.at(-1), "[exit 0]");
       // A pane is a terminal: the run coloured its lines.
       const coloured = await tmux.capture(runPane, true);
       assert.ok(coloured.includes("\x1b[36m▶ 01 Long"), coloured);
