@@ -13,6 +13,7 @@ import {
   killRunner,
   runnerAlive,
   type RunnerProcess,
+  runnerState,
   waitForRunner,
 } from "../_helpers/detached.ts";
 import { readJsonl, waitForSnapshot } from "../_helpers/live_run.ts";
