@@ -1,8 +1,10 @@
 /**
- * A run inside tmux: the runner in one pane (a real terminal), a steer from
- * another pane, the first pane read back as rendered text. Each test uses a
- * private tmux server (its own socket directory, no config) and kills it at
- * the end. Without tmux the tests are skipped, loudly; `.ci/run` installs it.
+ * Runs inside tmux: the runner in one pane (a real terminal), a steer from
+ * another pane, the first pane read back as rendered text; and the pane a
+ * run was started from closed under it, with and without nohup. Each test
+ * uses a private tmux server (its own socket directory, no config, a fixed
+ * environment) and kills it at the end. Without tmux the tests are skipped,
+ * loudly; `.ci/run` installs it.
  */
 
 import assert from "node:assert/strict";
@@ -262,8 +264,10 @@ Deno.test({
 });
 
 /**
- * Starts a run from an interactive shell in a pane (`COMMAND &`), then closes that pane the way a dropped ssh connection
- * closes a terminal, and returns how the run ended.
+ * Starts a run from an interactive shell in a pane (`COMMAND &`), then
+ * closes that pane the way a dropped ssh connection closes a terminal (the
+ * shell gets SIGHUP and passes it on to its jobs), and returns how the run
+ * ended.
  */
 async function runAndClosePane(
   command: (packetDir: string) => string,
