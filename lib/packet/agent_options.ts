@@ -5,6 +5,8 @@
  * @module
  */
 
+import { isRecord } from "./_fields.ts";
+
 /** The validated `agent:` options of a prompt. */
 export interface AgentOptions {
   /** The CLI binary, or `null` for `$PROMPT_RUNNER_<PROVIDER>_BIN`, else `PATH`. */
@@ -93,10 +95,6 @@ export interface AgentBlock {
 
 type Fail = (file: string, problem: string) => never;
 
-function isPlainRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 /**
  * Checks an `agent:` block's shape (a mapping of known keys); values are
  * checked once the prompt's provider is known.
@@ -107,7 +105,7 @@ export function agentBlock(
   fail: Fail,
 ): AgentBlock | null {
   if (value === undefined || value === null) return null;
-  if (!isPlainRecord(value)) {
+  if (!isRecord(value)) {
     fail(file, "agent must be a mapping of provider options");
   }
   for (const key of Object.keys(value)) {
@@ -147,7 +145,7 @@ function scalars(
   fail: Fail,
   keyPattern: RegExp,
 ): Record<string, string | number | boolean> {
-  if (!isPlainRecord(value)) {
+  if (!isRecord(value)) {
     fail(file, `agent.${key} must be a mapping`);
   }
   const out: Record<string, string | number | boolean> = {};

@@ -379,14 +379,21 @@ Deno.test("SIGHUP (a closed terminal) ends the run as interrupted with exit 129,
   assert.equal(state.prompts["01"]!.status, "interrupted");
 });
 
-Deno.test("a runner started under nohup keeps running through SIGHUP and completes", async () => {
-  await using packet = await makePacket({
-    prompts: { "01_long.prompt.md": longPrompt(25, 30) },
-  });
+/**
+ * Starts a slow run under nohup (with `path` first on PATH, if given), sends
+ * it SIGHUP once it streams, and checks that it went on to complete.
+ */
+async function assertNohupSurvivesHangup(
+  packet: { dir: string; stateRoot: string },
+  path?: string,
+): Promise<void> {
   const child = new Deno.Command("nohup", {
     args: [Deno.execPath(), ...cliArgs(["run", packet.dir, "--json"])],
     cwd: ROOT,
-    env: { NO_COLOR: "1" },
+    env: {
+      NO_COLOR: "1",
+      ...(path ? { PATH: `${path}:${Deno.env.get("PATH")}` } : {}),
+    },
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
@@ -402,6 +409,13 @@ Deno.test("a runner started under nohup keeps running through SIGHUP and complet
   assert.equal(status.code, 0, await stderr);
   const last = (await stdout).trimEnd().split("\n").at(-1)!;
   assert.equal(JSON.parse(last).data.status, "completed");
+}
+
+Deno.test("a runner started under nohup keeps running through SIGHUP and completes", async () => {
+  await using packet = await makePacket({
+    prompts: { "01_long.prompt.md": longPrompt(25, 30) },
+  });
+  await assertNohupSurvivesHangup(packet);
 });
 
 Deno.test("a runner started under nohup on a machine so loaded that reading /proc takes seconds still keeps running through SIGHUP", async () => {
@@ -422,25 +436,7 @@ Deno.test("a runner started under nohup on a machine so loaded that reading /pro
     `#!/bin/sh\nsleep 6\nexec ${realCat} "$@"\n`,
   );
   await Deno.chmod(join(bin, "cat"), 0o755);
-  const child = new Deno.Command("nohup", {
-    args: [Deno.execPath(), ...cliArgs(["run", packet.dir, "--json"])],
-    cwd: ROOT,
-    env: { NO_COLOR: "1", PATH: `${bin}:${Deno.env.get("PATH")}` },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const stdout = readAll(child.stdout);
-  const stderr = readAll(child.stderr);
-  await waitFor("the run to stream", async () => {
-    const snapshot = await readSnapshot(packet.stateRoot);
-    return snapshot !== null && Number(snapshot.tool_count) >= 1;
-  });
-  child.kill("SIGHUP");
-  const status = await child.status;
-  assert.equal(status.code, 0, await stderr);
-  const last = (await stdout).trimEnd().split("\n").at(-1)!;
-  assert.equal(JSON.parse(last).data.status, "completed");
+  await assertNohupSurvivesHangup(packet, bin);
 });
 
 Deno.test("control commands and run treat odd state files as refused by state (4) or not found (3), never as a bug (70)", async () => {
