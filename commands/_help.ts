@@ -78,11 +78,14 @@ The run is "never run", "running", "completed", "failed", "interrupted", or
 "runner gone" (its runner stopped without finishing: continue it with
 'prompt_runner run TARGET --resume').
 
-TARGET is a packet directory or a state root (default: the current
-directory).
+TARGET is a prepared workspace's id, a state root or a packet directory.
+Without one: the current directory when it is a packet with local state or a
+state root, else the prepared workspace whose packet or repos contain it.
 
 Options:
   --state-root DIR    Read run state from DIR (default: TARGET/.prompt_runner)
+  --workspace FILE    Report on the workspace FILE describes, instead of TARGET
+  --packet DIR        The packet of a workspace without a packet binding
   --json              Print the rollup as one JSON object (NDJSON)
   -h, --help          Show this help
 

@@ -21,6 +21,7 @@ import {
 } from "../lib/render/mod.ts";
 import { UsageError } from "../lib/shared/mod.ts";
 import { parseCommandArgs, stringFlag } from "./_args.ts";
+import { WORKSPACE_FLAGS, workspaceFlags } from "./control/_target.ts";
 import type { Command, CommandContext } from "./_context.ts";
 import { STATUS_INFO } from "./_help.ts";
 import { gatherStatus } from "./status/_gather.ts";
@@ -29,6 +30,7 @@ import { type StatusRollup, statusRollup } from "./status/_rollup.ts";
 
 const FLAGS = {
   "state-root": { type: "string" },
+  ...WORKSPACE_FLAGS,
   json: { type: "boolean" },
 } as const;
 
@@ -112,10 +114,9 @@ async function status(
     needs: "state_root",
     cwd: context.cwd,
     stateRoot: stringFlag(args, "state-root"),
+    ...workspaceFlags(args),
   });
-  // Named by another part of the resolution (workspaces), when it knows it.
-  const workspaceId =
-    (location as { workspace_id?: string | null }).workspace_id ?? null;
+  const workspaceId = location.workspace_id;
   // `status PACKET --state-root DIR` still names the packet.
   const given = resolve(context.cwd, args.positionals[0] ?? ".");
   const packetDir = location.packet_dir ??

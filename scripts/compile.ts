@@ -17,7 +17,12 @@ import { CLI_PERMISSIONS as PERMISSIONS } from "./permissions.ts";
 const ROOT = join(import.meta.dirname!, "..");
 
 async function compile(): Promise<number> {
-  const output = join(ROOT, "dist", "prompt_runner");
+  // `deno task compile --output PATH` builds elsewhere (the tests do).
+  const at = Deno.args.indexOf("--output");
+  const output = at >= 0 && at + 1 < Deno.args.length
+    ? Deno.args[at + 1]!
+    : join(ROOT, "dist", "prompt_runner");
+  const extra = at >= 0 ? Deno.args.toSpliced(at, 2) : Deno.args;
   const child = await new Deno.Command(Deno.execPath(), {
     args: [
       "compile",
@@ -29,7 +34,7 @@ async function compile(): Promise<number> {
       // by URL: the compiler sees neither.
       "--include",
       join(ROOT, "commands"),
-      ...Deno.args,
+      ...extra,
       join(ROOT, "main.ts"),
     ],
     stdout: "inherit",
@@ -39,6 +44,18 @@ async function compile(): Promise<number> {
   if (child.success) {
     console.error(`Built ${output}`);
     return 0;
+  }
+  const denortBin = Deno.env.get("DENORT_BIN");
+  if (denortBin !== undefined && /Could not find denort/i.test(stderr)) {
+    console.error(
+      `error: DENORT_BIN names ${
+        JSON.stringify(denortBin)
+      }, which is not a denort binary that can be read`,
+    );
+    console.error(
+      "hint: point DENORT_BIN at a denort binary of the same Deno version, or unset it to download one",
+    );
+    return 1;
   }
   if (/denort|dl\.deno\.land|error sending request/i.test(stderr)) {
     console.error(

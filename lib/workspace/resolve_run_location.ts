@@ -101,6 +101,9 @@ export async function resolveRunLocation(
   }
 }
 
+const NO_RELATED =
+  "no prepared workspace's packet or repos contain this directory";
+
 /** For a TARGET that could have been a workspace id: say none is prepared. */
 function noWorkspaceHint(target: string | undefined): { hint?: string } {
   return target !== undefined && isWorkspaceId(target)
@@ -142,7 +145,7 @@ async function packetLocation(
       {
         code: "PACKET_NOT_FOUND",
         hint: target === undefined
-          ? "Name the packet directory, or run the command inside it"
+          ? `Name the packet directory or a workspace id, or run the command inside the packet (${NO_RELATED})`
           : "A packet is a directory with prompt_runner_packet.md and prompts/",
       },
     );
@@ -172,7 +175,9 @@ async function stateRootLocation(
     `Cannot find packet "${shown}": it has no ${MANIFEST_FILE} and is not a state root`,
     {
       code: "PACKET_NOT_FOUND",
-      hint: "Name a packet directory, or pass --state-root DIR",
+      hint: target === undefined
+        ? `Name a packet directory, a state root or a workspace id (${NO_RELATED})`
+        : "Name a packet directory, or pass --state-root DIR",
     },
   );
 }

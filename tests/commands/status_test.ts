@@ -103,7 +103,31 @@ const S: Kind[] = ["string"];
 const S0: Kind[] = ["string", "null"];
 const N: Kind[] = ["number"];
 const N0: Kind[] = ["number", "null"];
-const SCHEMA: Schema = {
+/**
+ * The schema as the README's `status --json` table documents it: each row's
+ * dotted field and its types (`string \| null`).
+ */
+async function documentedSchema(): Promise<Schema> {
+  const readme = await Deno.readTextFile(
+    join(import.meta.dirname!, "..", "..", "README.md"),
+  );
+  const section = readme.split("### `status --json`")[1]!.split("\n## ")[0]!;
+  const schema: Schema = {};
+  for (
+    const [, path, types] of section.matchAll(
+      /^\| `([a-z_.]+)` +\| ([a-z \\|]+?) +\|/gm,
+    )
+  ) {
+    const keys = path!.split(".");
+    let at = schema;
+    for (const key of keys.slice(0, -1)) at = (at[key] ??= {}) as Schema;
+    at[keys.at(-1)!] = types!.split(/ *\\\| */) as Kind[];
+  }
+  return schema;
+}
+
+// Written out, as DESIGN §10 pins it; the README must document the same.
+const PINNED: Schema = {
   v: N,
   target: S,
   workspace_id: S0,
@@ -130,6 +154,12 @@ const SCHEMA: Schema = {
   service: { agent_pid: N0, alive: ["boolean", "null"] },
   lease: { state: S, pid: N0, host: S0 },
 };
+const SCHEMA: Schema = await documentedSchema();
+
+Deno.test("the README documents every field DESIGN §10 pins for status --json, with its types", () => {
+  assert.deepEqual(SCHEMA, PINNED);
+});
+
 const LAST_STEER: Schema = {
   at: S,
   author: S0,

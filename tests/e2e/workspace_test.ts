@@ -158,6 +158,27 @@ Deno.test("prepare → run by id → status, control status|events|steer|amend b
 
   const rollup = await s.cli(["status", "ops"]);
   assert.equal(rollup.code, 0, rollup.stderr);
+  assert.match(rollup.stdout, /^\S+ +completed$/m);
+  assert.ok(
+    rollup.stdout.includes(`  state root  ${stateRoot}\n`),
+    rollup.stdout,
+  );
+  assert.ok(rollup.stdout.includes(`  run         ${runId}, `), rollup.stdout);
+  const rollupJson = await s.cli(["status", "ops", "--json"]);
+  const rolled = JSON.parse(rollupJson.stdout);
+  assert.equal(rolled.workspace_id, "ops");
+  assert.equal(rolled.state_root, stateRoot);
+  assert.equal(rolled.run.id, runId);
+  assert.equal(rolled.steers.count, 1);
+  // The same report from the workspace file, and from a repo with no TARGET.
+  const byFile = await s.cli(["status", "--workspace", "ws.yml"]);
+  assert.equal(byFile.code, 0, byFile.stderr);
+  const fromRepo = await s.cli(["status"], join(s.checkout, "sub"));
+  assert.equal(fromRepo.code, 0, fromRepo.stderr);
+  const withoutAges = (text: string) =>
+    text.replace(/\d+(\.\d+)?(ms|s|m|h)\b/g, "<d>");
+  assert.equal(withoutAges(byFile.stdout), withoutAges(rollup.stdout));
+  assert.equal(withoutAges(fromRepo.stdout), withoutAges(rollup.stdout));
 
   const events = await s.cli(["control", "events", "ops", "--json"]);
   assert.equal(events.code, 0, events.stderr);

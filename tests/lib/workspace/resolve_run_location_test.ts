@@ -189,7 +189,17 @@ Deno.test("resolveRunLocation() says what is missing, as each command always has
     assert.match(error.message, /it has no prompt_runner_packet\.md$/);
     assert.equal(
       error.hint,
-      "Name the packet directory, or run the command inside it",
+      "Name the packet directory or a workspace id, or run the command inside the packet (no prepared workspace's packet or repos contain this directory)",
+    );
+    error = await notFound(
+      resolveRunLocation(undefined, {
+        needs: "state_root",
+        cwd: join(root, "plain"),
+      }),
+    );
+    assert.equal(
+      error.hint,
+      "Name a packet directory, a state root or a workspace id (no prepared workspace's packet or repos contain this directory)",
     );
     error = await notFound(
       resolveRunLocation("gone", { needs: "state_root", cwd: root }),
