@@ -46,6 +46,16 @@ export class Writer {
     this.#safe = options.terminalSafe === true;
   }
 
+  /** Whether this writer writes to `sink` (the process's own stdout, say). */
+  wraps(sink: ByteSink): boolean {
+    return this.#sink === sink;
+  }
+
+  /** Whether this writer makes every write terminal-safe. */
+  get terminalSafe(): boolean {
+    return this.#safe;
+  }
+
   /** Whether the other end has gone away. */
   get closed(): boolean {
     return this.#closed;

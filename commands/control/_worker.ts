@@ -1,9 +1,10 @@
 /**
  * The worker a confined control command runs in (DESIGN §11): its
  * permissions reach only the run's state root and packet, so a path that
- * escapes by name is stopped by the runtime. Output goes back to the main
- * thread one acknowledged write at a time; the exit code or the error ends
- * the conversation.
+ * escapes by name is stopped by the runtime. Output goes to the process's
+ * own stdout and stderr, or, when the caller gave other writers, back to the
+ * main thread one acknowledged write at a time; the exit code or the error
+ * ends the conversation.
  *
  * @module
  */
@@ -112,9 +113,15 @@ async function run(
   commands: Record<string, Command>,
   message: ToWorker & { type: "run" },
 ): Promise<void> {
+  // Writing to the process's streams from here saves a copy and a round
+  // trip per write (a replay writes hundreds of megabytes).
   const context: CommandContext = {
-    stdout: new ForwardingWriter("stdout"),
-    stderr: new ForwardingWriter("stderr"),
+    stdout: message.direct
+      ? new Writer(Deno.stdout)
+      : new ForwardingWriter("stdout"),
+    stderr: message.direct
+      ? new Writer(Deno.stderr, { terminalSafe: true })
+      : new ForwardingWriter("stderr"),
     color: message.color,
     cwd: message.cwd,
   };

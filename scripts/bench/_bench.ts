@@ -47,14 +47,8 @@ export function ratio(a: number, b: number): string {
   return `${(a / b).toFixed(2)}×`;
 }
 
-/** The permissions every benchmark subprocess of `main.ts` gets. */
-export const CLI_PERMISSIONS = [
-  "--allow-read",
-  "--allow-write",
-  "--allow-run",
-  "--allow-env",
-  "--allow-sys=hostname,uid",
-];
+/** The permissions every benchmark subprocess of `main.ts` gets: the CLI's. */
+export { CLI_PERMISSIONS } from "../permissions.ts";
 
 /** The CLI entry point. */
 export const MAIN = new URL("../../main.ts", import.meta.url).pathname;

@@ -97,11 +97,21 @@ async function measureFollower(
     args: argv.slice(1),
     stdin: "null",
     stdout: "piped",
-    stderr: "null",
+    stderr: "piped",
   }).spawn();
+  const stderr = new Response(child.stderr).text();
+  let exited: Deno.CommandStatus | null = null;
+  child.status.then((status) => exited = status);
   const arrivals = new Arrivals(child.stdout);
   // Ready once a line gets through; then warm up.
   for (let ready = false; !ready;) {
+    if (exited !== null) {
+      throw new Error(
+        `${name} exited (${
+          (exited as Deno.CommandStatus).code
+        }) before following: ${await stderr}`,
+      );
+    }
     const seq = next.seq++;
     file.writeSync(eventLine(seq));
     ready = (await arrivals.when(seq)) !== null;
