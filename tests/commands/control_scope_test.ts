@@ -6,7 +6,10 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { planScope } from "../../commands/control/_scope.ts";
-import { makePacket } from "../_helpers/temp_packet.ts";
+import { longPrompt, makePacket } from "../_helpers/temp_packet.ts";
+import { runCli } from "../_helpers/run_cli.ts";
+import { Writer } from "../../commands/_output.ts";
+import { main } from "../../main.ts";
 
 Deno.test("planScope() narrows a control command to its state root and packet, with TARGET and --state-root made absolute", async () => {
   await using packet = await makePacket({ git: false });
@@ -79,4 +82,70 @@ Deno.test("planScope() of a run that cannot be found reads only, and writes noth
   } finally {
     await Deno.remove(cwd, { recursive: true });
   }
+});
+
+/** A writer over a buffer, or over a reader that has gone away. */
+function capture(closed = false): { writer: Writer; text: () => string } {
+  const chunks: Uint8Array[] = [];
+  const writer = new Writer({
+    write(bytes: Uint8Array): Promise<number> {
+      if (closed) return Promise.reject(new Deno.errors.BrokenPipe("gone"));
+      chunks.push(bytes.slice());
+      return Promise.resolve(bytes.length);
+    },
+  });
+  return {
+    writer,
+    text: () => new TextDecoder().decode(concat(chunks)),
+  };
+}
+
+function concat(chunks: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+  let at = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, at);
+    at += chunk.length;
+  }
+  return out;
+}
+
+Deno.test("main() with writers of its own gets a confined control command's output through them, and a closed one ends it with 0", async () => {
+  await using packet = await makePacket({
+    git: false,
+    prompts: { "01_a.prompt.md": longPrompt(2, 0) },
+  });
+  const ran = await runCli(["run", packet.dir]);
+  assert.equal(ran.code, 0, ran.stderr);
+  const out = capture();
+  const err = capture();
+  const code = await main(["control", "status", packet.dir, "--json"], {
+    stdout: out.writer,
+    stderr: err.writer,
+    color: false,
+    cwd: packet.root,
+  });
+  assert.equal(code, 0, err.text());
+  assert.equal(JSON.parse(out.text()).status, "completed");
+  assert.equal(err.text(), "");
+
+  const refused = capture();
+  const missing = await main(["control", "status", join(packet.root, "nope")], {
+    stdout: capture().writer,
+    stderr: refused.writer,
+    color: false,
+    cwd: packet.root,
+  });
+  assert.equal(missing, 3);
+  assert.match(refused.text(), /^error: Cannot find packet /);
+
+  const gone = capture(true);
+  const events = await main(["control", "events", packet.dir, "--json"], {
+    stdout: gone.writer,
+    stderr: err.writer,
+    color: false,
+    cwd: packet.root,
+  });
+  assert.equal(events, 0);
+  assert.equal(err.text(), "");
 });
