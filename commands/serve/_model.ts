@@ -1,0 +1,155 @@
+/**
+ * What the dashboard's pages show (issue 12): plain data the server gathers
+ * through the client API (`mod.ts`) and the pages render. The server owns
+ * gathering, the pages own rendering; this file is their contract.
+ *
+ * @module
+ */
+
+import type {
+  ContractView,
+  LogEntry,
+  Snapshot,
+  ViewSettings,
+} from "../../mod.ts";
+
+/** The words for a run's state, as `status --json` spells them. */
+export type RunState =
+  | "never_run"
+  | "running"
+  | "completed"
+  | "failed"
+  | "interrupted"
+  | "runner_gone";
+
+/** One row of the runs page. */
+export interface RunRow {
+  /** The state root's key in URLs (a workspace id, or `r-` + 12 hex). */
+  root: string;
+  /** The run's id (`""` for a root that has never run). */
+  run: string;
+  /** What the operator named: the workspace id, packet or state root. */
+  target: string;
+  /** The packet's name, when known. */
+  packet: string | null;
+  /** Where the run stands. */
+  status: RunState;
+  /** Selected prompts completed and selected, e.g. `2/5`. */
+  progress: { completed: number | null; selected: number | null };
+  /** The prompt running now, or the last one the run worked on. */
+  current: { id: string | null; name: string | null };
+  /** That prompt's attempt in this run. */
+  attempt: {
+    number: number | null;
+    mode: string | null;
+    detail: string | null;
+  };
+  /** Milliseconds since the run started (running), or its length. */
+  elapsed_ms: number | null;
+  /** Tokens and cost over the run. */
+  input_tokens: number | null;
+  output_tokens: number | null;
+  cost_usd: number | null;
+  /** Milliseconds since the run's last event. */
+  last_event_age_ms: number | null;
+  /** The runner's lease: alive, gone, on another host, or none. */
+  runner: "alive" | "gone" | "other_host" | "none";
+}
+
+/** How an attempt ended, for the timeline's colours. */
+export type AttemptOutcome =
+  | "completed"
+  | "retried"
+  | "repaired"
+  | "failed"
+  | "interrupted"
+  | "running";
+
+/** One attempt on the timeline: its span of events and how it ended. */
+export interface TimelineAttempt {
+  /** The attempt's number within its prompt. */
+  number: number;
+  /** `run`, `retry` or `repair`. */
+  mode: string;
+  /** How it ended (`running` while it runs). */
+  outcome: AttemptOutcome;
+  /** The seq of its first and last event. */
+  first_seq: number;
+  last_seq: number;
+}
+
+/** A steer or an amendment on the timeline. */
+export interface TimelineMark {
+  /** What it is. */
+  kind: "steer" | "amendment";
+  /** The seq it happened at (the event that reported it). */
+  seq: number;
+  /** Its text or summary, for the title. */
+  text: string;
+}
+
+/** One prompt's row on the timeline. */
+export interface PromptTimeline {
+  /** The prompt's id. */
+  id: string;
+  /** Its name, when known. */
+  name: string | null;
+  /** Its attempts in this run, in order. */
+  attempts: TimelineAttempt[];
+  /** Steers and amendments, in order. */
+  marks: TimelineMark[];
+}
+
+/** One event as the studio renderer shows it: plain text, no escapes. */
+export interface RenderedEvent {
+  /** The event's seq. */
+  seq: number;
+  /** The event's type. */
+  type: string;
+  /** The rendered lines (possibly none: the view hides the event). */
+  lines: string[];
+}
+
+/** A request's outcome to show after a form post without JavaScript. */
+export interface ShownOutcome {
+  /** What was asked. */
+  action: "steer" | "view" | "amend" | "relax";
+  /** `applied`, `accepted`, `rejected`, `recorded`, `refused` or `pending`. */
+  outcome: string;
+  /** Why, for a rejection or refusal. */
+  reason: string | null;
+}
+
+/** Everything the run page shows. */
+export interface RunPageModel {
+  /** The row of this run (status, progress, …). */
+  row: RunRow;
+  /** The state root's path. */
+  state_root: string;
+  /** The packet's directory, when known (contract actions need it). */
+  packet_dir: string | null;
+  /** The run's live snapshot, when there is one. */
+  snapshot: Snapshot | null;
+  /** The view the run renders with now. */
+  view: ViewSettings;
+  /** The packet's prompts, in order. */
+  prompts: { id: string; name: string | null }[];
+  /** The per-prompt timeline. */
+  timeline: PromptTimeline[];
+  /** The newest events, rendered (at most a few hundred). */
+  events: RenderedEvent[];
+  /** How many earlier events are not shown. */
+  earlier: number;
+  /** The control log of this run. */
+  log: LogEntry[];
+  /** Each prompt's contract: packet vs enforced, with amendments. */
+  contracts: ContractView[];
+  /** The outcome of the form just posted, when the URL names one. */
+  outcome: ShownOutcome | null;
+}
+
+/** What every page needs besides its data. */
+export interface PageContext {
+  /** The author web actions are recorded under (`web:<name>`). */
+  author: string;
+}
