@@ -131,3 +131,42 @@ Exit codes:
   a run still using it)
 `,
 };
+
+/** `serve`. */
+export const SERVE_INFO: CommandInfo = {
+  name: "serve",
+  summary: "Serve a live web dashboard of runs, to watch and steer them",
+  help: `Usage: prompt_runner serve [TARGET...] [options]
+
+Serves a web dashboard of the runs of each TARGET (a prepared workspace's
+id, a state root or a packet directory; without one: the prepared
+workspaces and the current directory's packet): a runs page that updates
+live, and a page per run with its snapshot, timeline, event stream, control
+log and contract, and forms to steer it, change its view, and amend or
+relax its contract. New runs of those targets appear as they start. The
+dashboard uses the same client API as the CLI and has no other powers.
+
+The first line on stdout is the URL to open, with a random access token:
+  dashboard: http://HOST:PORT/?token=TOKEN
+Every request needs the token (the URL's, then a cookie); writes are POST
+only, from the dashboard's own pages.
+
+Options:
+  --host H            Listen on H (default: 127.0.0.1; any other address is
+                      reachable by others and is warned about)
+  --port P            Listen on port P (default: 0, any free port)
+  --author NAME       Record web actions as web:NAME (default: $USER, else
+                      $LOGNAME)
+  -h, --help          Show this help
+
+Stop it with Ctrl-C (exit 130) or SIGTERM (exit 143).
+
+Exit codes:
+  2 usage error (a bad flag, a port in use)   3 a TARGET not found
+  130/143 stopped by SIGINT/SIGTERM
+
+Examples:
+  prompt_runner serve examples/demo
+  prompt_runner serve operator-packet --port 8080
+`,
+};

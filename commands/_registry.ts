@@ -8,7 +8,7 @@
 
 import type { CommandEntry } from "./_context.ts";
 import { describedEntry, importCommand } from "./_dispatch.ts";
-import { RUN_INFO, STATUS_INFO, WORKSPACE_INFO } from "./_help.ts";
+import { RUN_INFO, SERVE_INFO, STATUS_INFO, WORKSPACE_INFO } from "./_help.ts";
 import { controlCommand } from "./control.ts";
 import { CONTROL_INFO } from "./control/_registry.ts";
 
@@ -33,5 +33,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     async () =>
       (await importCommand<typeof import("./workspace.ts")>("./workspace.ts"))
         .workspaceCommand,
+  ),
+  describedEntry(
+    SERVE_INFO,
+    async () =>
+      (await importCommand<typeof import("./serve.ts")>("./serve.ts"))
+        .serveCommand,
   ),
 ];

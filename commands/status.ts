@@ -8,8 +8,11 @@
 import { loadPacket, type Packet } from "../lib/packet/mod.ts";
 import {
   defaultStateRoot,
+  gatherStatus,
   isPacketDir,
   resolveRunLocation,
+  type StatusRollup,
+  statusRollup,
 } from "../lib/workspace/mod.ts";
 import { resolve } from "../lib/shared/posix_path.ts";
 import type { PromptState, RunState } from "../lib/runner/mod.ts";
@@ -24,9 +27,7 @@ import { parseCommandArgs, stringFlag } from "./_args.ts";
 import { WORKSPACE_FLAGS, workspaceFlags } from "./control/_target.ts";
 import type { Command, CommandContext } from "./_context.ts";
 import { STATUS_INFO } from "./_help.ts";
-import { gatherStatus } from "./status/_gather.ts";
 import { renderStatus, shellWord } from "./status/_report.ts";
-import { type StatusRollup, statusRollup } from "./status/_rollup.ts";
 
 const FLAGS = {
   "state-root": { type: "string" },

@@ -19,4 +19,5 @@ export const CLI_PERMISSIONS: readonly string[] = [
   "--allow-run",
   "--allow-env",
   "--allow-sys=hostname,uid",
+  "--allow-net",
 ];

@@ -7,10 +7,7 @@
 import assert from "node:assert/strict";
 import type { Snapshot } from "../../../lib/control/snapshot.ts";
 import type { AttemptRecord, RunState } from "../../../lib/runner/mod.ts";
-import {
-  type StatusInputs,
-  statusRollup,
-} from "../../../commands/status/_rollup.ts";
+import { type StatusInputs, statusRollup } from "../../../lib/workspace/mod.ts";
 
 const RUN = "20261130T120000000Z-abcdefghij";
 const NOW = Date.parse("2026-11-30T12:00:10.000Z");

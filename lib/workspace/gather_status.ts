@@ -11,18 +11,14 @@ import {
   type AmendmentRecord,
   amendmentsFile,
   readAmendments,
-} from "../../lib/control/amendment_log.ts";
-import { log } from "../../lib/control/read_log.ts";
-import { controlPaths } from "../../lib/control/paths.ts";
-import { readSnapshotFile } from "../../lib/control/snapshot.ts";
-import { readState } from "../../lib/runner/mod.ts";
-import { openExisting, readTextIfExists } from "../../lib/shared/files.ts";
-import {
-  hostname,
-  processAlive,
-  readRunLock,
-} from "../../lib/shared/run_lock.ts";
-import type { LastEvent, StatusInputs } from "./_rollup.ts";
+} from "../control/amendment_log.ts";
+import { log } from "../control/read_log.ts";
+import { controlPaths } from "../control/paths.ts";
+import { readSnapshotFile } from "../control/snapshot.ts";
+import { readState } from "../runner/state_file.ts";
+import { openExisting, readTextIfExists } from "../shared/files.ts";
+import { hostname, processAlive, readRunLock } from "../shared/run_lock.ts";
+import type { LastEvent, StatusInputs } from "./status_rollup.ts";
 
 /** The tail of `events.jsonl` read to find its last line. */
 const TAIL_BYTES = 64 * 1024;

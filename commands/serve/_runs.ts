@@ -1,0 +1,451 @@
+/**
+ * The runs a dashboard shows: the TARGETs resolved to state roots, each
+ * under a URL-safe key, their rows (the status rollup), their pages' data,
+ * and one shared watch that notices snapshot changes and new runs. Reads go
+ * through the client API only: they never touch a run.
+ *
+ * @module
+ */
+
+import {
+  contract,
+  type ContractView,
+  currentSnapshot,
+  DEFAULT_VIEW,
+  type EventLine,
+  eventLineBatches,
+  listWorkspaces,
+  loadPacket,
+  locateTarget,
+  log,
+  NotFoundError,
+  requestOutcome,
+  type RunRef,
+  type Snapshot,
+  statusOf,
+  type StatusRollup,
+  type TargetLocation,
+  type ViewSettings,
+} from "../../mod.ts";
+import { foldTimeline, renderEvents } from "./_events_view.ts";
+import type { RunPageModel, RunRow, RunState, ShownOutcome } from "./_model.ts";
+
+/** A state root the dashboard watches. */
+export interface WatchedRoot {
+  /** Its key in URLs: the workspace id, or `r-` + 12 hex of its path's SHA-256. */
+  key: string;
+  /** What the operator named (workspace id, packet or state root). */
+  target: string;
+  /** The state root. */
+  state_root: string;
+  /** Its packet, when known. */
+  packet_dir: string | null;
+  /** Its workspace, when it is one's. */
+  workspace_id: string | null;
+}
+
+/** How many of the newest events a run page shows at first. */
+export const SHOWN_EVENTS = 300;
+
+/** How often the shared watch reads the watched roots' snapshots. */
+const POLL_MS = 400;
+
+/** How often, without TARGETs, the prepared workspaces are listed again. */
+const RELIST_MS = 5_000;
+
+/** The key of a state root (DESIGN: workspace id, else `r-` + 12 hex). */
+export async function rootKey(
+  stateRoot: string,
+  workspaceId: string | null,
+): Promise<string> {
+  if (workspaceId !== null) return workspaceId;
+  const digest = await crypto.subtle.digest(
+    "SHA-256",
+    new TextEncoder().encode(stateRoot),
+  );
+  const hex = [...new Uint8Array(digest)].map((b) =>
+    b.toString(16).padStart(2, "0")
+  ).join("");
+  return `r-${hex.slice(0, 12)}`;
+}
+
+async function watchedRoot(
+  location: TargetLocation,
+  target: string,
+): Promise<WatchedRoot> {
+  return {
+    key: await rootKey(location.state_root, location.workspace_id),
+    target,
+    state_root: location.state_root,
+    packet_dir: location.packet_dir,
+    workspace_id: location.workspace_id,
+  };
+}
+
+/** A change the shared watch saw: a root's snapshot (a new run's too). */
+export type RootListener = (root: WatchedRoot, snapshot: Snapshot) => void;
+
+async function readSnapshot(stateRoot: string): Promise<Snapshot | null> {
+  return await currentSnapshot(stateRoot).catch(() => null);
+}
+
+function stateOf(status: string | undefined): RunState {
+  if (status === "completed" || status === "interrupted") return status;
+  if (status === undefined) return "runner_gone";
+  return "failed";
+}
+
+/** The runs of the TARGETs a dashboard was started with. */
+export class RunIndex {
+  #roots = new Map<string, WatchedRoot>();
+  #listeners = new Set<RootListener>();
+  #seen = new Map<string, string>();
+  #timer: ReturnType<typeof setInterval> | null = null;
+  #lastList = 0;
+  #polling = false;
+  readonly #relist: boolean;
+  readonly #cwd: string;
+
+  private constructor(roots: WatchedRoot[], relist: boolean, cwd: string) {
+    for (const root of roots) this.#add(root);
+    this.#relist = relist;
+    this.#cwd = cwd;
+  }
+
+  /**
+   * Resolves TARGETs as the CLI does; with none, the prepared workspaces
+   * and the current directory's packet or state root (when it is one).
+   *
+   * @throws {NotFoundError} for a TARGET that cannot be found.
+   */
+  static async open(targets: string[], cwd: string): Promise<RunIndex> {
+    const roots: WatchedRoot[] = [];
+    for (const target of targets) {
+      roots.push(
+        await watchedRoot(await locateTarget(target, { cwd }), target),
+      );
+    }
+    const index = new RunIndex(roots, targets.length === 0, cwd);
+    if (targets.length === 0) await index.#listDefaults();
+    return index;
+  }
+
+  #add(root: WatchedRoot): void {
+    for (const known of this.#roots.values()) {
+      if (known.state_root === root.state_root) return;
+    }
+    this.#roots.set(root.key, root);
+  }
+
+  async #listDefaults(): Promise<void> {
+    this.#lastList = Date.now();
+    for (const entry of await listWorkspaces().catch(() => [])) {
+      if (entry.problem !== null) continue;
+      this.#add({
+        key: entry.id,
+        target: entry.id,
+        state_root: entry.state_root,
+        packet_dir: entry.packet,
+        workspace_id: entry.id,
+      });
+    }
+    const here = await locateTarget(undefined, { cwd: this.#cwd }).catch(() =>
+      null
+    );
+    if (here !== null) {
+      this.#add(
+        await watchedRoot(here, here.workspace_id ?? here.packet_dir ?? "."),
+      );
+    }
+  }
+
+  /** The watched roots, in the order they were named. */
+  roots(): WatchedRoot[] {
+    return [...this.#roots.values()];
+  }
+
+  /** The root under a key, or `undefined`. */
+  root(key: string): WatchedRoot | undefined {
+    return this.#roots.get(key);
+  }
+
+  /** The row of a root's newest run. */
+  async row(root: WatchedRoot): Promise<RunRow> {
+    const snapshot = await readSnapshot(root.state_root);
+    const rollup = await statusOf({
+      state_root: root.state_root,
+      packet_dir: root.packet_dir,
+      workspace_id: root.workspace_id,
+      target: root.target,
+    });
+    return rowOf(root, rollup, snapshot);
+  }
+
+  /** Every root's row; a root that cannot be read is left out. */
+  async rows(): Promise<RunRow[]> {
+    const rows: RunRow[] = [];
+    for (const root of this.roots()) {
+      const row = await this.row(root).catch(() => null);
+      if (row !== null) rows.push(row);
+    }
+    return rows;
+  }
+
+  /**
+   * Calls `listener` with each root's snapshot whenever it changes (a new
+   * run's first snapshot included). One watch serves every listener, and
+   * runs only while there is one.
+   *
+   * @returns A function that removes the listener.
+   */
+  watch(listener: RootListener): () => void {
+    this.#listeners.add(listener);
+    if (this.#timer === null) {
+      this.#timer = setInterval(() => void this.#poll(), POLL_MS);
+    }
+    return () => {
+      this.#listeners.delete(listener);
+      if (this.#listeners.size === 0 && this.#timer !== null) {
+        clearInterval(this.#timer);
+        this.#timer = null;
+        this.#seen.clear();
+      }
+    };
+  }
+
+  async #poll(): Promise<void> {
+    if (this.#polling) return;
+    this.#polling = true;
+    try {
+      if (this.#relist && Date.now() - this.#lastList >= RELIST_MS) {
+        await this.#listDefaults();
+      }
+      for (const root of this.roots()) {
+        const snapshot = await readSnapshot(root.state_root);
+        if (snapshot === null) continue;
+        const text = JSON.stringify(snapshot);
+        const before = this.#seen.get(root.key);
+        this.#seen.set(root.key, text);
+        if (before === undefined || before === text) continue;
+        for (const listener of [...this.#listeners]) {
+          try {
+            listener(root, snapshot);
+          } catch {
+            // A listener's failure is its own.
+          }
+        }
+      }
+    } finally {
+      this.#polling = false;
+    }
+  }
+
+  /** A root's current snapshot, or `null`. */
+  async snapshotOf(root: WatchedRoot): Promise<Snapshot | null> {
+    return await readSnapshot(root.state_root);
+  }
+
+  /** The view a run renders with now (the default once it is not current). */
+  async runView(root: WatchedRoot, runId: string): Promise<ViewSettings> {
+    const current = await readSnapshot(root.state_root);
+    return current !== null && current.run_id === runId
+      ? current.view
+      : { ...DEFAULT_VIEW };
+  }
+
+  /** Stops the shared watch. */
+  close(): void {
+    this.#listeners.clear();
+    if (this.#timer !== null) clearInterval(this.#timer);
+    this.#timer = null;
+  }
+
+  /**
+   * Reads a run's stored events from `from` up to `to` (inclusive), without
+   * waiting for events not written yet: a live run's stream is read up to
+   * `to`, or up to what its snapshot counts when `to` is `null`.
+   *
+   * @throws {NotFoundError} when the state root has no record of the run.
+   */
+  async readEvents(
+    ref: RunRef,
+    from: number,
+    to: number | null,
+  ): Promise<EventLine[]> {
+    const current = await readSnapshot(ref.state_root);
+    const live = current !== null && current.run_id === ref.run_id &&
+      current.status === "running";
+    const limit = to ?? (live ? current.last_seq : Infinity);
+    const lines: EventLine[] = [];
+    if (limit < from) return lines;
+    const abort = new AbortController();
+    // A range past what is written ends the read instead of waiting for it.
+    const timer = setTimeout(() => abort.abort(), live ? 1_500 : 10_000);
+    try {
+      outer: for await (
+        const batch of eventLineBatches(ref, { from, signal: abort.signal })
+      ) {
+        for (const line of batch) {
+          if (line.event.seq > limit) break outer;
+          lines.push(line);
+        }
+        if ((lines.at(-1)?.event.seq ?? 0) >= limit) break;
+      }
+    } catch (error) {
+      // A run whose runner is gone still has its events to show.
+      if (error instanceof NotFoundError) throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+    return lines;
+  }
+
+  /**
+   * Everything a run page shows.
+   *
+   * @returns The model, or `null` when the root holds no such run.
+   */
+  async pageModel(
+    root: WatchedRoot,
+    runId: string,
+    query: URLSearchParams,
+  ): Promise<RunPageModel | null> {
+    const ref = { state_root: root.state_root, run_id: runId };
+    const current = await readSnapshot(root.state_root);
+    const isCurrent = current !== null && current.run_id === runId;
+    let events: EventLine[];
+    try {
+      events = await this.readEvents(ref, 1, null);
+    } catch (error) {
+      if (error instanceof NotFoundError) return null;
+      throw error;
+    }
+    if (events.length === 0 && !isCurrent) return null;
+    let row = await this.row(root);
+    if (row.run !== runId) {
+      const last = events.at(-1)?.event;
+      row = {
+        ...emptyRow(root, runId),
+        status: last?.type === "run_finished"
+          ? stateOf(String(last.data?.status))
+          : stateOf(undefined),
+      };
+    }
+    const packetDir = root.packet_dir ?? current?.packet_dir ?? null;
+    const packet = packetDir === null
+      ? null
+      : await loadPacket(packetDir).catch(() => null);
+    const prompts = packet?.prompts.map((p) => ({ id: p.id, name: p.name })) ??
+      [];
+    const contracts: ContractView[] = [];
+    if (packet !== null) {
+      for (const prompt of prompts) {
+        const view = await contract(
+          { packet_dir: packet.dir, state_root: root.state_root },
+          prompt.id,
+        ).catch(() => null);
+        if (view !== null) contracts.push(view);
+      }
+    }
+    const snapshot = isCurrent ? current : null;
+    const view = snapshot?.view ?? { ...DEFAULT_VIEW };
+    const shown = events.slice(-SHOWN_EVENTS);
+    return {
+      row,
+      state_root: root.state_root,
+      packet_dir: packet?.dir ?? packetDir,
+      snapshot,
+      view,
+      prompts,
+      timeline: foldTimeline(events, prompts),
+      events: renderEvents(shown, view),
+      earlier: events.length - shown.length,
+      log: await log(ref).catch(() => []),
+      contracts,
+      outcome: await shownOutcome(ref, query),
+    };
+  }
+}
+
+const ACTIONS: Record<string, ShownOutcome["action"]> = {
+  steer: "steer",
+  set_view: "view",
+  amend: "amend",
+  relax: "relax",
+};
+
+/** The outcome a page shows after a plain form post (`?request=`, `?amendment=`, `?error=`). */
+async function shownOutcome(
+  ref: RunRef,
+  query: URLSearchParams,
+): Promise<ShownOutcome | null> {
+  const error = query.get("error");
+  const action = query.get("action");
+  const asked = action !== null && Object.values(ACTIONS).includes(
+      action as ShownOutcome["action"],
+    )
+    ? action as ShownOutcome["action"]
+    : null;
+  if (error !== null) {
+    return { action: asked ?? "steer", outcome: "refused", reason: error };
+  }
+  if (query.get("amendment") !== null) {
+    return { action: asked ?? "amend", outcome: "recorded", reason: null };
+  }
+  const request = query.get("request");
+  if (request === null) return null;
+  const found = await requestOutcome(ref, request).catch(() => null);
+  if (found === null) return null;
+  return {
+    action: ACTIONS[found.command ?? ""] ?? asked ?? "steer",
+    outcome: found.outcome,
+    reason: found.reason,
+  };
+}
+
+/** A row with nothing known but its run. */
+function emptyRow(root: WatchedRoot, runId: string): RunRow {
+  return {
+    root: root.key,
+    run: runId,
+    target: root.target,
+    packet: null,
+    status: "never_run",
+    progress: { completed: null, selected: null },
+    current: { id: null, name: null },
+    attempt: { number: null, mode: null, detail: null },
+    elapsed_ms: null,
+    input_tokens: null,
+    output_tokens: null,
+    cost_usd: null,
+    last_event_age_ms: null,
+    runner: "none",
+  };
+}
+
+/** A root's row from its rollup. */
+export function rowOf(
+  root: WatchedRoot,
+  rollup: StatusRollup,
+  snapshot: Snapshot | null,
+): RunRow {
+  return {
+    root: root.key,
+    run: rollup.run.id ?? "",
+    target: root.target,
+    packet: snapshot?.packet ?? null,
+    status: rollup.run.status,
+    progress: {
+      completed: rollup.progress.completed,
+      selected: rollup.progress.selected,
+    },
+    current: rollup.progress.current,
+    attempt: rollup.attempt,
+    elapsed_ms: rollup.run.elapsed_ms,
+    input_tokens: rollup.provider.input_tokens,
+    output_tokens: rollup.provider.output_tokens,
+    cost_usd: rollup.provider.cost_usd,
+    last_event_age_ms: rollup.provider.last_event_age_ms,
+    runner: rollup.lease.state,
+  };
+}

@@ -1,0 +1,304 @@
+/**
+ * The dashboard's HTTP server: `Deno.serve`, the token check on every
+ * request, the routes of the spec, and the security headers on every
+ * response, whatever its kind.
+ *
+ * @module
+ */
+
+import { VIEW_OPTIONS, type ViewKey, type ViewSettings } from "../../mod.ts";
+import { ACTION_NAMES, type ActionName, postAction } from "./_actions.ts";
+import { APP_CSS, APP_JS } from "./_assets.ts";
+import { checkToken, sameOrigin, tokenCookie } from "./_auth.ts";
+import { renderEvents } from "./_events_view.ts";
+import type { PageContext } from "./_model.ts";
+import { messagePage, runPage, runsPage } from "./_pages.ts";
+import type { RunIndex, WatchedRoot } from "./_runs.ts";
+import { runEventStream, runsStream, SSE_HEADERS, startSeq } from "./_sse.ts";
+
+/** The Content-Security-Policy of every response (DESIGN §10). */
+export const CSP = "default-src 'self'; script-src 'self'; " +
+  "style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+  "form-action 'self'; frame-ancestors 'none'; base-uri 'none'; " +
+  "object-src 'none'";
+
+const SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  "content-security-policy": CSP,
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+  "cache-control": "no-store",
+};
+
+const HTML = "text/html; charset=utf-8";
+const JSON_TYPE = "application/json; charset=utf-8";
+const TEXT = "text/plain; charset=utf-8";
+
+/** The most events one `/rendered` request renders. */
+const MAX_RENDERED = 1_000;
+
+/** A run id as the runner writes them. */
+const RUN_ID = /^[A-Za-z0-9._-]{1,128}$/;
+
+/** A response with the security headers. */
+function respond(
+  body: BodyInit | null,
+  status: number,
+  headers: Record<string, string> = {},
+): Response {
+  return new Response(body, {
+    status,
+    headers: { ...SECURITY_HEADERS, ...headers },
+  });
+}
+
+function page(html: string, status = 200): Response {
+  return respond(html, status, { "content-type": HTML });
+}
+
+function json(value: unknown, status = 200): Response {
+  return respond(JSON.stringify(value), status, {
+    "content-type": JSON_TYPE,
+  });
+}
+
+function notFound(message = "There is nothing at this address."): Response {
+  return page(messagePage("Not found", message), 404);
+}
+
+function notAllowed(allow: string): Response {
+  return respond(`Method not allowed: use ${allow}\n`, 405, {
+    "content-type": TEXT,
+    allow,
+  });
+}
+
+/** What the server needs to answer. */
+export interface DashboardOptions {
+  /** The runs it shows. */
+  index: RunIndex;
+  /** The access token. */
+  token: string;
+  /** The dashboard's origin (`http://HOST:PORT`), known once it listens. */
+  origin(): string;
+  /** The author of web actions (`web:<name>`). */
+  author: string;
+  /** Aborted when the server stops: every stream ends. */
+  stop: AbortSignal;
+}
+
+/** A run path's parts: `/run/{root}/{run}[/{rest…}]`. */
+interface RunPath {
+  root: WatchedRoot;
+  run: string;
+  rest: string[];
+}
+
+function runPath(
+  index: RunIndex,
+  segments: string[],
+): RunPath | null | "unknown" {
+  if (segments[0] !== "run" || segments.length < 3) return null;
+  const root = index.root(segments[1]!);
+  const run = segments[2]!;
+  if (root === undefined || !RUN_ID.test(run)) return "unknown";
+  return { root, run, rest: segments.slice(3) };
+}
+
+function decodeSegments(pathname: string): string[] | null {
+  try {
+    return pathname.split("/").slice(1).map(decodeURIComponent);
+  } catch {
+    return null;
+  }
+}
+
+function withOverrides(
+  base: ViewSettings,
+  query: URLSearchParams,
+): ViewSettings {
+  const view = { ...base } as Record<ViewKey, string>;
+  for (const key of Object.keys(VIEW_OPTIONS) as ViewKey[]) {
+    const given = query.get(key);
+    if (
+      given !== null && (VIEW_OPTIONS[key] as readonly string[]).includes(given)
+    ) {
+      view[key] = given;
+    }
+  }
+  return view as unknown as ViewSettings;
+}
+
+function runUrl(path: RunPath): string {
+  return `/run/${encodeURIComponent(path.root.key)}/${
+    encodeURIComponent(path.run)
+  }`;
+}
+
+async function rendered(
+  options: DashboardOptions,
+  path: RunPath,
+  query: URLSearchParams,
+): Promise<Response> {
+  const from = Number(query.get("from") ?? "1");
+  const to = Number(query.get("to") ?? String(from + MAX_RENDERED - 1));
+  if (
+    !Number.isInteger(from) || !Number.isInteger(to) || from < 1 || to < from
+  ) {
+    return json({ error: "from and to must be seqs with from <= to" }, 400);
+  }
+  const ref = { state_root: path.root.state_root, run_id: path.run };
+  const lines = await options.index.readEvents(
+    ref,
+    from,
+    Math.min(to, from + MAX_RENDERED - 1),
+  );
+  const view = await options.index.runView(path.root, path.run);
+  return json(renderEvents(lines, withOverrides(view, query)));
+}
+
+async function action(
+  options: DashboardOptions,
+  path: RunPath,
+  name: ActionName,
+  request: Request,
+): Promise<Response> {
+  if (request.method !== "POST") return notAllowed("POST");
+  if (!sameOrigin(request, options.origin())) {
+    return respond(
+      "Forbidden: the request did not come from the dashboard\n",
+      403,
+      {
+        "content-type": TEXT,
+      },
+    );
+  }
+  const snapshot = await options.index.snapshotOf(path.root);
+  const result = await postAction(name, request, {
+    ref: { state_root: path.root.state_root, run_id: path.run },
+    packet_dir: path.root.packet_dir ?? snapshot?.packet_dir ?? null,
+    author: options.author,
+  });
+  const accept = request.headers.get("accept") ?? "";
+  if (accept.includes("application/json")) {
+    return json(result.body, result.status);
+  }
+  const query = new URLSearchParams(result.query).toString();
+  return respond(null, 303, { location: `${runUrl(path)}?${query}` });
+}
+
+async function route(
+  options: DashboardOptions,
+  request: Request,
+  url: URL,
+): Promise<Response> {
+  const segments = decodeSegments(url.pathname);
+  if (segments === null) return notFound();
+  const context: PageContext = { author: options.author };
+  const get = request.method === "GET" || request.method === "HEAD";
+  const path = runPath(options.index, segments);
+  if (path === "unknown") return notFound("No such run on this dashboard.");
+  if (path !== null) {
+    const [what, more, ...extra] = path.rest;
+    if (
+      what !== undefined && more === undefined &&
+      (ACTION_NAMES as readonly string[]).includes(what)
+    ) {
+      return await action(options, path, what as ActionName, request);
+    }
+    if (!get) return notAllowed("GET");
+    const ref = { state_root: path.root.state_root, run_id: path.run };
+    if (what === undefined) {
+      const model = await options.index.pageModel(
+        path.root,
+        path.run,
+        url.searchParams,
+      );
+      if (model === null) return notFound("No such run on this dashboard.");
+      return page(runPage(model, context));
+    }
+    if (what === "events" && more === undefined) {
+      return respond(
+        runEventStream(
+          options.index,
+          path.root,
+          ref,
+          startSeq(request, url),
+          AbortSignal.any([options.stop, request.signal]),
+        ),
+        200,
+        SSE_HEADERS as Record<string, string>,
+      );
+    }
+    if (what === "rendered" && more === undefined) {
+      return await rendered(options, path, url.searchParams);
+    }
+    if (what === "contract" && more !== undefined && extra.length === 0) {
+      // The run page holds every prompt's contract panel.
+      return respond(null, 303, {
+        location: `${runUrl(path)}#contract-${encodeURIComponent(more)}`,
+      });
+    }
+    return notFound();
+  }
+  const whole = url.pathname;
+  if (
+    whole === "/" || whole === "/runs/stream" || whole.startsWith("/static/")
+  ) {
+    if (!get) return notAllowed("GET");
+  }
+  switch (whole) {
+    case "/":
+      return page(runsPage(await options.index.rows(), context));
+    case "/runs/stream":
+      return respond(
+        runsStream(
+          options.index,
+          AbortSignal.any([options.stop, request.signal]),
+        ),
+        200,
+        SSE_HEADERS as Record<string, string>,
+      );
+    case "/static/app.js":
+      return respond(APP_JS, 200, {
+        "content-type": "text/javascript; charset=utf-8",
+      });
+    case "/static/app.css":
+      return respond(APP_CSS, 200, {
+        "content-type": "text/css; charset=utf-8",
+      });
+  }
+  return notFound();
+}
+
+/**
+ * Answers one request: the token first (401, or the cookie and a redirect),
+ * then the route; an unexpected failure is a 500 page.
+ */
+export async function handleRequest(
+  options: DashboardOptions,
+  request: Request,
+): Promise<Response> {
+  const url = new URL(request.url);
+  const auth = checkToken(request, url, options.token);
+  if (auth.kind === "unauthorized") {
+    return respond(
+      "Unauthorized: open the dashboard with the URL it printed (?token=...)\n",
+      401,
+      { "content-type": TEXT },
+    );
+  }
+  if (auth.kind === "set_cookie") {
+    return respond(null, 303, {
+      location: auth.location,
+      "set-cookie": tokenCookie(options.token),
+    });
+  }
+  try {
+    return await route(options, request, url);
+  } catch (error) {
+    return page(
+      messagePage("Internal error", (error as Error).message),
+      500,
+    );
+  }
+}
