@@ -217,13 +217,14 @@ async function route(
       return page(runPage(model, context));
     }
     if (what === "events" && more === undefined) {
+      // A client that leaves cancels the body, which stops its followers.
       return respond(
         runEventStream(
           options.index,
           path.root,
           ref,
           startSeq(request, url),
-          AbortSignal.any([options.stop, request.signal]),
+          options.stop,
         ),
         200,
         SSE_HEADERS as Record<string, string>,
@@ -253,7 +254,7 @@ async function route(
       return respond(
         runsStream(
           options.index,
-          AbortSignal.any([options.stop, request.signal]),
+          options.stop,
         ),
         200,
         SSE_HEADERS as Record<string, string>,

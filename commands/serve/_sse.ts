@@ -145,6 +145,10 @@ export function runEventStream(
     if (changed.key === root.key) sendSnapshot(snapshot);
   });
   signal.addEventListener("abort", unwatch, { once: true });
+  // The snapshot as it is now, then as it changes.
+  void index.snapshotOf(root).then((snapshot) => {
+    if (snapshot !== null) sendSnapshot(snapshot);
+  });
   // The log follows on its own: an entry is sent as soon as it is written.
   void (async () => {
     try {
