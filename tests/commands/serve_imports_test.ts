@@ -1,0 +1,108 @@
+/**
+ * The dashboard is a client like any other (issue 12): `commands/serve.ts`
+ * and every file in `commands/serve/` import only `mod.ts`, each other,
+ * `node:` built-ins, and (`serve.ts` only) the CLI's plumbing. Never `lib/`.
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { ROOT } from "../_helpers/run_cli.ts";
+
+/** The CLI plumbing `commands/serve.ts` may use. */
+const PLUMBING = ["./_args.ts", "./_context.ts", "./_help.ts", "./_output.ts"];
+
+/** The import and export specifiers of a module's text (static and dynamic). */
+function importSpecifiers(text: string): string[] {
+  // Comments could name a path that is not imported.
+  const code = text.replace(/\/\*[\s\S]*?\*\//g, "").replace(
+    /(^|[^:"'`])\/\/.*$/gm,
+    "$1",
+  );
+  const found: string[] = [];
+  const patterns = [
+    /\b(?:import|export)\s+(?:type\s+)?[^"'`;]*?\sfrom\s*["']([^"']+)["']/g,
+    /\bimport\s*["']([^"']+)["']/g,
+    /\bimport\s*\(\s*["'`]([^"'`]+)["'`]/g,
+  ];
+  for (const pattern of patterns) {
+    for (const match of code.matchAll(pattern)) found.push(match[1]!);
+  }
+  return found;
+}
+
+/** Why a specifier breaks the rule, or `null` when it keeps it. */
+function breach(file: string, specifier: string): string | null {
+  if (specifier.startsWith("node:")) return null;
+  const inServe = file.startsWith("commands/serve/");
+  const allowed = inServe
+    ? specifier === "../../mod.ts" ||
+      /^\.\/[A-Za-z0-9_]+\.ts$/.test(specifier)
+    : specifier === "../mod.ts" || PLUMBING.includes(specifier) ||
+      /^\.\/serve\/[A-Za-z0-9_]+\.ts$/.test(specifier);
+  return allowed ? null : `${file} imports "${specifier}"`;
+}
+
+/** Every breach of the rule in the dashboard's files. */
+async function breaches(): Promise<string[]> {
+  const files = ["commands/serve.ts"];
+  for await (const entry of Deno.readDir(join(ROOT, "commands", "serve"))) {
+    if (entry.isFile && entry.name.endsWith(".ts")) {
+      files.push(`commands/serve/${entry.name}`);
+    }
+  }
+  const found: string[] = [];
+  for (const file of files.sort()) {
+    const text = await Deno.readTextFile(join(ROOT, file));
+    for (const specifier of importSpecifiers(text)) {
+      const why = breach(file, specifier);
+      if (why !== null) found.push(why);
+    }
+  }
+  return found;
+}
+
+Deno.test("the dashboard imports only mod.ts, its own files, node: built-ins and the CLI plumbing", async () => {
+  assert.deepEqual(await breaches(), []);
+  // The scan reads the files it judges.
+  const own = importSpecifiers(
+    await Deno.readTextFile(join(ROOT, "commands", "serve.ts")),
+  );
+  assert.ok(own.includes("./serve/_server.ts"), own.join(", "));
+});
+
+Deno.test("the import rule names the file and the specifier that break it", () => {
+  const text = `
+import { readState } from "../../lib/runner/state_file.ts";
+import type { Snapshot } from "../../mod.ts";
+export { x } from "../../lib/control/mod.ts";
+import "../../lib/shared/side_effect.ts";
+const later = await import("../../lib/render/mod.ts");
+// import { no } from "../../lib/in_a_comment.ts";
+import { parse } from "npm:yaml";
+import { join } from "node:path";
+import { ok } from "./_runs.ts";
+`;
+  const found = importSpecifiers(text).map((s) =>
+    breach("commands/serve/_x.ts", s)
+  ).filter((why) => why !== null);
+  assert.deepEqual(
+    [...found].sort(),
+    [
+      'commands/serve/_x.ts imports "../../lib/runner/state_file.ts"',
+      'commands/serve/_x.ts imports "../../lib/control/mod.ts"',
+      'commands/serve/_x.ts imports "../../lib/shared/side_effect.ts"',
+      'commands/serve/_x.ts imports "../../lib/render/mod.ts"',
+      'commands/serve/_x.ts imports "npm:yaml"',
+    ].sort(),
+  );
+  // serve.ts may use the CLI plumbing; its files may not.
+  assert.equal(breach("commands/serve.ts", "./_args.ts"), null);
+  assert.equal(
+    breach("commands/serve/_server.ts", "../_args.ts"),
+    'commands/serve/_server.ts imports "../_args.ts"',
+  );
+  assert.equal(
+    breach("commands/serve.ts", "./control/_signals.ts"),
+    'commands/serve.ts imports "./control/_signals.ts"',
+  );
+});
