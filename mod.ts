@@ -130,21 +130,23 @@ export {
 
 // Finding runs and where they stand (`prompt_runner serve`, dashboards).
 export {
-  type LastAmendment,
-  type LastSteer,
   listWorkspaces,
   locateTarget,
   type LocateTargetOptions,
-  type RunWord,
   type StateHomeOptions,
+  type TargetLocation,
+  type WorkspaceEntry,
+} from "./lib/workspace/mod.ts";
+export {
+  type LastAmendment,
+  type LastSteer,
+  type RunWord,
   type StatusLocation,
   statusOf,
   type StatusOfOptions,
   type StatusRollup,
-  type TargetLocation,
   type UnmetItem,
-  type WorkspaceEntry,
-} from "./lib/workspace/mod.ts";
+} from "./lib/runner/mod.ts";
 export { currentSnapshot, eventLineBatches } from "./lib/control/mod.ts";
 export { loadPacket } from "./lib/packet/mod.ts";
 export { DEFAULT_VIEW } from "./lib/shared/mod.ts";

@@ -8,14 +8,17 @@
 import { loadPacket, type Packet } from "../lib/packet/mod.ts";
 import {
   defaultStateRoot,
-  gatherStatus,
   isPacketDir,
   resolveRunLocation,
-  type StatusRollup,
-  statusRollup,
 } from "../lib/workspace/mod.ts";
 import { resolve } from "../lib/shared/posix_path.ts";
-import type { PromptState, RunState } from "../lib/runner/mod.ts";
+import {
+  gatherStatus,
+  type PromptState,
+  type RunState,
+  type StatusRollup,
+  statusRollup,
+} from "../lib/runner/mod.ts";
 import {
   paint,
   stripAnsi,

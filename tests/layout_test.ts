@@ -90,8 +90,11 @@ Deno.test("lib areas import only the layers below them, and lib never imports co
     }
   }
   for (const file of files.filter((f) => f.startsWith("commands/"))) {
+    // The dashboard is a client of the public API (issue 12): mod.ts only.
+    const client = file === "commands/serve.ts" ||
+      file.startsWith("commands/serve/");
     for (const target of await importsOf(file)) {
-      if (target === "main.ts" || target === "mod.ts") {
+      if (target === "main.ts" || (target === "mod.ts" && !client)) {
         wrong.push(`${file} imports ${target}`);
       }
     }

@@ -36,3 +36,19 @@ export {
   type EnforcedContract,
   enforcedContract,
 } from "./enforced_contract.ts";
+export { type GatherOptions, gatherStatus } from "./gather_status.ts";
+export {
+  type LastAmendment,
+  type LastEvent,
+  type LastSteer,
+  type RunWord,
+  type StatusInputs,
+  type StatusRollup,
+  type UnmetItem,
+} from "./status_types.ts";
+export { statusRollup } from "./status_rollup.ts";
+export {
+  type StatusLocation,
+  statusOf,
+  type StatusOfOptions,
+} from "./status_of.ts";

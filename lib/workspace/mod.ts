@@ -51,22 +51,6 @@ export {
 } from "./prepare_workspace.ts";
 export { isStateRoot, relatedWorkspaces } from "./workspace_location.ts";
 export { applyRepoOverrides } from "./apply_repo_overrides.ts";
-export { type GatherOptions, gatherStatus } from "./gather_status.ts";
-export {
-  type LastAmendment,
-  type LastEvent,
-  type LastSteer,
-  type RunWord,
-  type StatusInputs,
-  type StatusRollup,
-  statusRollup,
-  type UnmetItem,
-} from "./status_rollup.ts";
-export {
-  type StatusLocation,
-  statusOf,
-  type StatusOfOptions,
-} from "./status_of.ts";
 export {
   locateTarget,
   type LocateTargetOptions,

@@ -28,6 +28,7 @@ Deno.test("every command listed has its help without loading, and loads as the c
     "status",
     "control",
     "workspace",
+    "serve",
   ]);
   assert.deepEqual(CONTROL_COMMANDS.map((c) => c.name), [
     "status",

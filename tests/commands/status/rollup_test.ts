@@ -6,8 +6,12 @@
 
 import assert from "node:assert/strict";
 import type { Snapshot } from "../../../lib/control/snapshot.ts";
-import type { AttemptRecord, RunState } from "../../../lib/runner/mod.ts";
-import { type StatusInputs, statusRollup } from "../../../lib/workspace/mod.ts";
+import {
+  type AttemptRecord,
+  type RunState,
+  type StatusInputs,
+  statusRollup,
+} from "../../../lib/runner/mod.ts";
 
 const RUN = "20261130T120000000Z-abcdefghij";
 const NOW = Date.parse("2026-11-30T12:00:10.000Z");

@@ -15,10 +15,10 @@ import {
 import { log } from "../control/read_log.ts";
 import { controlPaths } from "../control/paths.ts";
 import { readSnapshotFile } from "../control/snapshot.ts";
-import { readState } from "../runner/state_file.ts";
+import { readState } from "./state_file.ts";
 import { openExisting, readTextIfExists } from "../shared/files.ts";
 import { hostname, processAlive, readRunLock } from "../shared/run_lock.ts";
-import type { LastEvent, StatusInputs } from "./status_rollup.ts";
+import type { LastEvent, StatusInputs } from "./status_types.ts";
 
 /** The tail of `events.jsonl` read to find its last line. */
 const TAIL_BYTES = 64 * 1024;

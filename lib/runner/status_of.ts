@@ -7,7 +7,8 @@
 
 import { loadPacket } from "../packet/load_packet.ts";
 import { gatherStatus } from "./gather_status.ts";
-import { type StatusRollup, statusRollup } from "./status_rollup.ts";
+import { statusRollup } from "./status_rollup.ts";
+import type { StatusRollup } from "./status_types.ts";
 
 /** Where {@linkcode statusOf} reads from: a resolved TARGET. */
 export interface StatusLocation {
