@@ -240,6 +240,15 @@ export class RunIndex {
     }
   }
 
+  /** Whether a root holds a run: its current one, or one with events. */
+  async hasRun(root: WatchedRoot, runId: string): Promise<boolean> {
+    const current = await readSnapshot(root.state_root);
+    if (current === null) return false;
+    if (current.run_id === runId) return true;
+    const ref = { state_root: root.state_root, run_id: runId };
+    return (await this.readEvents(ref, 1, 1).catch(() => [])).length > 0;
+  }
+
   /** A root's current snapshot, or `null`. */
   async snapshotOf(root: WatchedRoot): Promise<Snapshot | null> {
     return await readSnapshot(root.state_root);

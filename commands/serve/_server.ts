@@ -217,6 +217,10 @@ async function route(
       return page(runPage(model, context));
     }
     if (what === "events" && more === undefined) {
+      // A 404 ends a browser's EventSource; an empty stream would be retried.
+      if (!await options.index.hasRun(path.root, path.run)) {
+        return notFound("No such run on this dashboard.");
+      }
       // A client that leaves cancels the body, which stops its followers.
       return respond(
         runEventStream(

@@ -309,6 +309,33 @@ Deno.test("serve streams a run's events as SSE: id is the seq, data the stored l
   )).split("\n").filter((line) => line !== "");
   assert.deepEqual([...first.data, ...rest.data], stored);
   assert.equal(JSON.parse(stored.at(-1)!).type, "run_finished");
+  // The run page, and the studio text of a range of its events.
+  const key = await rootKey(packet.stateRoot);
+  const runPage = await get(`${origin}/run/${key}/${runId}`, {
+    headers: { cookie },
+  });
+  assert.equal(runPage.response.status, 200);
+  assertSecurityHeaders(runPage.response, "run page");
+  const rendered = await get(
+    `${origin}/run/${key}/${runId}/rendered?from=3&to=7&thinking=hide`,
+    { headers: { cookie } },
+  );
+  assert.equal(rendered.response.status, 200);
+  assertSecurityHeaders(rendered.response, "rendered");
+  assert.deepEqual(
+    JSON.parse(rendered.body).map((
+      e: { seq: number; type: string },
+    ) => [e.seq, e.type]),
+    stored.slice(2, 7).map((line) => {
+      const event = JSON.parse(line);
+      return [event.seq, event.type];
+    }),
+  );
+  const unknown = await get(`${origin}/run/${key}/no-such-run/events`, {
+    headers: { cookie },
+  });
+  assert.equal(unknown.response.status, 404);
+  assertSecurityHeaders(unknown.response, "404 events");
   // ?after=N starts after N as well.
   const after = await readEvents(
     `${url}?after=${ids.length - 2}`,
