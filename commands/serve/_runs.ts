@@ -100,6 +100,7 @@ export class RunIndex {
   #roots = new Map<string, WatchedRoot>();
   #listeners = new Set<RootListener>();
   #seen = new Map<string, string>();
+  #rowCache = new Map<string, { snapshot: string; row: Promise<RunRow> }>();
   #timer: ReturnType<typeof setInterval> | null = null;
   #lastList = 0;
   #polling = false;
@@ -181,6 +182,20 @@ export class RunIndex {
     return rowOf(root, rollup, snapshot);
   }
 
+  /**
+   * A root's row for the snapshot the shared watch saw last: computed once
+   * per change, however many browsers ask.
+   */
+  async sharedRow(root: WatchedRoot): Promise<RunRow> {
+    const seen = this.#seen.get(root.key) ?? "";
+    const cached = this.#rowCache.get(root.key);
+    if (cached !== undefined && cached.snapshot === seen) return cached.row;
+    const row = this.row(root);
+    this.#rowCache.set(root.key, { snapshot: seen, row });
+    row.catch(() => this.#rowCache.delete(root.key));
+    return await row;
+  }
+
   /** Every root's row; a root that cannot be read is left out. */
   async rows(): Promise<RunRow[]> {
     const rows: RunRow[] = [];
@@ -202,6 +217,7 @@ export class RunIndex {
     this.#listeners.add(listener);
     if (this.#timer === null) {
       this.#timer = setInterval(() => void this.#poll(), POLL_MS);
+      void this.#poll();
     }
     return () => {
       this.#listeners.delete(listener);
@@ -209,6 +225,7 @@ export class RunIndex {
         clearInterval(this.#timer);
         this.#timer = null;
         this.#seen.clear();
+        this.#rowCache.clear();
       }
     };
   }
@@ -222,11 +239,13 @@ export class RunIndex {
       }
       for (const root of this.roots()) {
         const snapshot = await readSnapshot(root.state_root);
-        if (snapshot === null) continue;
         const text = JSON.stringify(snapshot);
         const before = this.#seen.get(root.key);
         this.#seen.set(root.key, text);
-        if (before === undefined || before === text) continue;
+        // The first read is the baseline; a root's first run is a change.
+        if (before === undefined || before === text || snapshot === null) {
+          continue;
+        }
         for (const listener of [...this.#listeners]) {
           try {
             listener(root, snapshot);

@@ -193,7 +193,7 @@ export function runsStream(
 ): ReadableStream<Uint8Array> {
   const out = new MessageStream(stop);
   const sendRow = async (root: WatchedRoot): Promise<void> => {
-    const row = await index.row(root).catch(() => null);
+    const row = await index.sharedRow(root).catch(() => null);
     if (row !== null) {
       out.send(sseMessage(JSON.stringify(row), { event: "snapshot" }));
     }

@@ -407,6 +407,29 @@ Deno.test("serve records a web steer as web:NAME in the control log and the inte
     new RegExp(`^/run/r-[0-9a-f]{12}/${runId}\\?action=steer&request=\\d{8}T`),
   );
 
+  const shown = await get(`${origin}${form.response.headers.get("location")}`, {
+    headers: { cookie },
+  });
+  assert.equal(shown.response.status, 200);
+
+  const view = await post("view", { thinking: "hide", log_mode: "" });
+  assert.equal(view.response.status, 200, view.body);
+  assert.equal(JSON.parse(view.body).outcome, "applied");
+  await waitForSnapshot(
+    packet.stateRoot,
+    "the view to change",
+    (s) => (s.view as Record<string, string>).thinking === "hide",
+  );
+  const noSetting = await post("view", { log_mode: "", thinking: "" });
+  assert.equal(noSetting.response.status, 400);
+  assert.equal(
+    JSON.parse(noSetting.body).reason,
+    "Name at least one setting to change",
+  );
+  const badSetting = await post("view", { thinking: "loud" });
+  assert.equal(badSetting.response.status, 400);
+  assert.match(JSON.parse(badSetting.body).reason, /show, hide/);
+
   const empty = await post("steer", { text: "  " });
   assert.equal(empty.response.status, 400);
   assert.deepEqual(JSON.parse(empty.body), {
