@@ -36,9 +36,9 @@ interface Dashboard extends AsyncDisposable {
 
 async function serve(
   args: string[],
-  env: Record<string, string> = {},
+  options: { env?: Record<string, string>; cwd?: string } = {},
 ): Promise<Dashboard> {
-  const child = spawnCli(["serve", ...args], { env });
+  const child = spawnCli(["serve", ...args], options);
   const lines = new LineReader(child.stdout);
   const stderr = readAll(child.stderr);
   const first = await lines.next();
@@ -614,4 +614,36 @@ Deno.test("serve's event streams let go of their watchers and files when the bro
   );
   run.child.kill("SIGTERM");
   await run.finish();
+});
+
+Deno.test("serve without a TARGET shows the prepared workspaces and the current directory's packet", async () => {
+  await using here = await makePacket({
+    prompts: { "01_a.prompt.md": longPrompt(1) },
+  });
+  await using other = await makePacket();
+  const env = { XDG_STATE_HOME: join(other.root, "state") };
+  await Deno.writeTextFile(
+    join(other.root, "workspace.yml"),
+    `id: ops-packet\npacket: ${other.dir}\n`,
+  );
+  const prepared = await runCli(
+    ["workspace", "prepare", join(other.root, "workspace.yml")],
+    { env },
+  );
+  assert.equal(prepared.code, 0, prepared.stderr);
+  // The packet here has local state, so it is itself, not a workspace's.
+  assert.equal((await runCli(["run", here.dir], { env })).code, 0);
+  await using dashboard = await serve([], { env, cwd: here.dir });
+  const response = await fetch(`${dashboard.origin}/runs/stream`, {
+    headers: { cookie: dashboard.cookie },
+  });
+  const roots: string[] = [];
+  for await (const message of sse(response)) {
+    roots.push(JSON.parse(message.data).root);
+    if (roots.length === 2) break;
+  }
+  assert.deepEqual(
+    roots.sort(),
+    [await rootKey(here.stateRoot), "ops-packet"].sort(),
+  );
 });
