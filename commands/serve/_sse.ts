@@ -145,10 +145,6 @@ export function runEventStream(
     if (changed.key === root.key) sendSnapshot(snapshot);
   });
   signal.addEventListener("abort", unwatch, { once: true });
-  // The snapshot as it is now, then as it changes.
-  void index.snapshotOf(root).then((snapshot) => {
-    if (snapshot !== null) sendSnapshot(snapshot);
-  });
   // The log follows on its own: an entry is sent as soon as it is written.
   void (async () => {
     try {
@@ -162,6 +158,9 @@ export function runEventStream(
   void (async () => {
     let ending: string | null = null;
     try {
+      // The snapshot as it is now (then as it changes), before the events.
+      const snapshot = await index.snapshotOf(root);
+      if (snapshot !== null) sendSnapshot(snapshot);
       for await (
         const batch of eventLineBatches(ref, { from, signal })
       ) {

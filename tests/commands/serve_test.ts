@@ -287,20 +287,27 @@ Deno.test("serve streams a run's events as SSE: id is the seq, data the stored l
     packet.stateRoot,
   )}/${runId}/events`;
 
-  // A first browser leaves after 25 events…
-  const first = await readEvents(url, cookie, {}, (id) => id >= 25);
-  assert.deepEqual(first.ids, Array.from({ length: 25 }, (_, i) => i + 1));
+  // A first browser leaves after 25 events (and the run's snapshot)…
+  const first = await readEvents(
+    url,
+    cookie,
+    {},
+    (id, seen) => id >= 25 && seen.some((m) => m.event === "snapshot"),
+  );
+  const left = first.ids.at(-1)!;
+  assert.deepEqual(first.ids, Array.from({ length: left }, (_, i) => i + 1));
   const snapshots = first.others.filter((m) => m.event === "snapshot");
   assert.ok(snapshots.length >= 1, "a snapshot event");
+  assert.ok(snapshots.every((m) => m.id === null), "snapshots carry no id");
   assert.equal(JSON.parse(snapshots[0]!.data).run_id, runId);
   // …and comes back with Last-Event-ID: the rest, to run_finished.
   const rest = await readEvents(
     url,
     cookie,
-    { "last-event-id": "25" },
+    { "last-event-id": String(left) },
     () => false,
   );
-  assert.equal(rest.ids[0], 26);
+  assert.equal(rest.ids[0], left + 1);
   const ids = [...first.ids, ...rest.ids];
   assert.deepEqual(ids, Array.from({ length: ids.length }, (_, i) => i + 1));
   assert.equal((await run.finish()).code, 0);
