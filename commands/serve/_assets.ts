@@ -287,6 +287,11 @@ export const APP_JS: string = String.raw`"use strict";
       if (s.view && !sameView(s.view, currentView)) {
         currentView = s.view;
         body.setAttribute("data-view", JSON.stringify(s.view));
+        var now = document.querySelectorAll("[data-view-now]");
+        for (var n = 0; n < now.length; n++) {
+          var key = now[n].getAttribute("data-view-now");
+          if (typeof s.view[key] === "string") now[n].textContent = s.view[key];
+        }
         rerender();
       }
     }
@@ -370,6 +375,17 @@ export const APP_JS: string = String.raw`"use strict";
       logged[key] = true;
       logPanel.appendChild(el);
       decided(entry.request_id, entry.outcome, entry.reason);
+      // Amendments are not events: the log tells of this run's new ones.
+      if ((entry.command === "amend" || entry.command === "relax") &&
+        entry.run_id === run && entry.prompt_id != null && timeline) {
+        var p = entry.params || {};
+        var mark = node("span", "mark amendment", "\u00a7");
+        mark.setAttribute("data-seq", String(timelineSeq));
+        mark.setAttribute("title", "amendment at event " + timelineSeq + ": " +
+          (entry.author || "unknown") + ": " + entry.command + " " + (p.clause || "") +
+          " (" + (p.phase || "") + ") \u2014 " + (entry.reason || ""));
+        promptRow(entry.prompt_id).querySelector(".segments").appendChild(mark);
+      }
     }
     function decided(id, outcome, reason) {
       if (!id || !pending[id]) return;
@@ -390,6 +406,12 @@ export const APP_JS: string = String.raw`"use strict";
         if (ev && ev.type === "run_finished") {
           finished = true;
           source.close();
+          body.setAttribute("data-finished", "");
+          // The snapshot that says so may come after: the event says it first.
+          if (ev.data && typeof ev.data.status === "string") {
+            snapshotPanel.setAttribute("data-status", ev.data.status);
+            setField(snapshotPanel, "status", words(ev.data.status));
+          }
         }
         pump();
       };

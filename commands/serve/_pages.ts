@@ -535,14 +535,15 @@ function actionsSection(model: RunPageModel): string {
     "view",
     "Change view",
     (Object.keys(VIEW_CHOICES) as (keyof ViewSettings)[]).map((key) =>
-      labelled(
-        `${key} (now ${model.view[key]})`,
+      `<label><span class="label">${key} (now ${
+        el("span", { "data-view-now": key }, esc(model.view[key]))
+      })</span>${
         select(
           key,
           VIEW_CHOICES[key].map((v) => ({ value: v, label: v })),
           "unchanged",
-        ),
-      )
+        )
+      }</label>`
     ).join(""),
   );
   const amend = form(
