@@ -9,8 +9,11 @@ import { join } from "node:path";
 import {
   contract,
   createRenderer,
+  currentRun,
   type EventLine,
+  log,
   type RunEvent,
+  snapshot,
   terminalSafe,
   type ViewSettings,
 } from "../../mod.ts";
@@ -18,6 +21,7 @@ import {
   foldTimeline,
   renderEvents,
 } from "../../commands/serve/_events_view.ts";
+import { runPage } from "../../commands/serve/_pages.ts";
 import { startRun } from "../_helpers/live_run.ts";
 import { runCli } from "../_helpers/run_cli.ts";
 import { makePacket, promptFile } from "../_helpers/temp_packet.ts";
@@ -267,6 +271,57 @@ Deno.test("foldTimeline() shows a retried, a repaired and a completed attempt wi
     "running",
   ]);
   assert.deepEqual(partial[1]!.attempts, []);
+  // The run's page from these: every event once, in order, and the
+  // agent's and operators' markup as text.
+  const ref = await currentRun(packet.stateRoot);
+  const page = runPage({
+    row: {
+      root: "ws",
+      run: ref.run_id,
+      target: packet.dir,
+      packet: "test-packet",
+      status: "completed",
+      progress: { completed: 2, selected: 2 },
+      current: { id: "02", name: "Quick" },
+      attempt: { number: 1, mode: "run", detail: null },
+      elapsed_ms: 1000,
+      input_tokens: null,
+      output_tokens: null,
+      cost_usd: null,
+      last_event_age_ms: 10,
+      runner: "none",
+    },
+    state_root: packet.stateRoot,
+    packet_dir: packet.dir,
+    snapshot: await snapshot(ref),
+    view: STUDIO,
+    prompts,
+    timeline,
+    events: renderEvents(events, STUDIO),
+    earlier: 0,
+    log: await log(ref),
+    contracts: [view],
+    outcome: null,
+  }, { author: "web:ada" });
+  assert.deepEqual(
+    [...page.matchAll(/<div class="event(?: empty)?" data-seq="(\d+)"/g)].map((
+      m,
+    ) => Number(m[1])),
+    events.map(({ event }) => event.seq),
+  );
+  assert.equal(page.match(/<script/g)?.length, 1);
+  assert.doesNotMatch(page, /<b>|<script>/);
+  assert.match(page, /working &lt;script&gt;alert\(1\)&lt;\/script&gt;/);
+  assert.match(
+    page,
+    /class="mark steer" data-seq="\d+" title="steer at event \d+: bob: finish &lt;script&gt;x&lt;\/script&gt;"/,
+  );
+  assert.match(
+    page,
+    /class="log-entry" data-request="[^"]+" data-outcome="applied" data-command="steer"/,
+  );
+  assert.match(page, /class="mark amendment"/);
+  assert.match(page, /pin the &lt;b&gt;word&lt;\/b&gt;/);
   // Amendments of another run are not this run's marks.
   assert.deepEqual(
     foldTimeline(events, prompts, [{
