@@ -116,6 +116,18 @@ export {
   type ViewSettings,
 } from "./lib/shared/mod.ts";
 
+// Rendering events as the CLI does (the dashboard shows the studio view).
+export {
+  createRenderer,
+  type CreateRendererOptions,
+  type OpenToolCall,
+  type RenderContext,
+  type Renderer,
+  type RenderHandover,
+  terminalSafe,
+  type TerminalSafeOptions,
+} from "./lib/render/mod.ts";
+
 // Errors.
 export {
   EnvironmentError,

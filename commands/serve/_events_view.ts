@@ -1,30 +1,172 @@
 /**
  * Events as the dashboard shows them: the studio renderer's text per event,
- * and the per-prompt timeline folded from the event stream. STUB: the pages
- * helper replaces this file (same exports, same signatures).
+ * and the per-prompt timeline folded from the event stream.
  *
  * @module
  */
 
-import type { EventLine, ViewSettings } from "../../mod.ts";
-import type { PromptTimeline, RenderedEvent } from "./_model.ts";
+import {
+  type AmendmentRecord,
+  createRenderer,
+  type EventLine,
+  terminalSafe,
+  type ViewSettings,
+} from "../../mod.ts";
+import type {
+  AttemptOutcome,
+  PromptTimeline,
+  RenderedEvent,
+  TimelineAttempt,
+  TimelineMark,
+} from "./_model.ts";
 
-/** Renders events with a view, as the studio renderer would, without escapes. */
-export function renderEvents(
-  events: EventLine[],
-  _view: ViewSettings,
-): RenderedEvent[] {
-  return events.map(({ event }) => ({
-    seq: event.seq,
-    type: event.type,
-    lines: [],
-  }));
+/** Options for {@linkcode renderEvents}. */
+export interface RenderEventsOptions {
+  /**
+   * The first seq to return. The renderer remembers tool calls and streamed
+   * text, so pass the events from seq 1 and name where the answer starts.
+   */
+  from?: number;
+  /** The last seq to return. */
+  to?: number;
 }
 
-/** Folds a run's events (from seq 1) into its per-prompt timeline. */
+/** Text as lines: no trailing empty line, none at all for no text. */
+function linesOf(text: string): string[] {
+  if (text === "") return [];
+  return (text.endsWith("\n") ? text.slice(0, -1) : text).split("\n");
+}
+
+/**
+ * Renders events with a view as the studio renderer does, as plain text (no
+ * escape codes, no control characters): the lines `run` prints for each
+ * event. The view's `log_mode` is ignored (the dashboard always shows the
+ * studio rendering); its `thinking`, `tool_output` and `diff` apply.
+ */
+export function renderEvents(
+  events: EventLine[],
+  view: ViewSettings,
+  options: RenderEventsOptions = {},
+): RenderedEvent[] {
+  const renderer = createRenderer({ ...view, log_mode: "studio" });
+  const from = options.from ?? 1;
+  const to = options.to ?? Infinity;
+  const rendered: RenderedEvent[] = [];
+  for (const { event } of events) {
+    if (event.seq > to) break;
+    const text = terminalSafe(renderer.render(event));
+    if (event.seq < from) continue;
+    rendered.push({ seq: event.seq, type: event.type, lines: linesOf(text) });
+  }
+  return rendered;
+}
+
+/** An attempt's outcome when the next attempt of its prompt starts. */
+function endedBy(mode: unknown): AttemptOutcome {
+  if (mode === "retry") return "retried";
+  if (mode === "repair") return "repaired";
+  return "interrupted";
+}
+
+/** One line of an amendment, for a mark's title. */
+function amendmentText(amendment: AmendmentRecord): string {
+  const entries = amendment.entries.map((entry) =>
+    typeof entry === "string" ? entry : JSON.stringify(entry)
+  ).join(", ");
+  return `${amendment.author}: ${amendment.direction} ${amendment.clause} ` +
+    `${amendment.operation}${entries ? ` ${entries}` : ""} ` +
+    `(${amendment.phase}) — ${amendment.reason}`;
+}
+
+/**
+ * Folds a run's events (from seq 1) into its per-prompt timeline: each
+ * attempt with how it ended (`retried` and `repaired` when the prompt's next
+ * attempt is a retry or a repair, `running` while it runs), each delivered
+ * steer as a mark at its `prompt_steered` event. Amendments are not events:
+ * those of this run (`run_id`) are marked at the last event before they
+ * were made.
+ */
 export function foldTimeline(
-  _events: EventLine[],
-  _prompts: { id: string; name: string | null }[],
+  events: EventLine[],
+  prompts: { id: string; name: string | null }[],
+  amendments: AmendmentRecord[] = [],
 ): PromptTimeline[] {
-  return [];
+  const timelines = new Map<string, PromptTimeline>();
+  const timelineOf = (id: string, name: string | null): PromptTimeline => {
+    let timeline = timelines.get(id);
+    if (timeline === undefined) {
+      timeline = { id, name, attempts: [], marks: [] };
+      timelines.set(id, timeline);
+    }
+    return timeline;
+  };
+  for (const prompt of prompts) timelineOf(prompt.id, prompt.name);
+  const open = new Map<string, TimelineAttempt>();
+  const close = (id: string, outcome: AttemptOutcome): void => {
+    const attempt = open.get(id);
+    if (attempt === undefined) return;
+    attempt.outcome = outcome;
+    open.delete(id);
+  };
+  for (const { event } of events) {
+    const id = event.prompt_id;
+    const d = event.data;
+    if (event.type === "run_finished") {
+      for (const prompt of [...open.keys()]) close(prompt, "interrupted");
+      continue;
+    }
+    if (id === null) continue;
+    const timeline = timelineOf(id, typeof d.name === "string" ? d.name : null);
+    timeline.name ??= typeof d.name === "string" ? d.name : null;
+    if (event.type === "prompt_started") {
+      close(id, endedBy(d.mode));
+      const attempt: TimelineAttempt = {
+        number: Number(event.attempt ?? d.attempt) || timeline.attempts.length +
+            1,
+        mode: typeof d.mode === "string" ? d.mode : "run",
+        outcome: "running",
+        first_seq: event.seq,
+        last_seq: event.seq,
+      };
+      timeline.attempts.push(attempt);
+      open.set(id, attempt);
+      continue;
+    }
+    const attempt = open.get(id);
+    if (attempt !== undefined) attempt.last_seq = event.seq;
+    switch (event.type) {
+      case "retry_scheduled":
+        close(id, "retried");
+        break;
+      case "prompt_completed":
+        close(id, "completed");
+        break;
+      case "prompt_failed":
+        close(id, d.status === "interrupted" ? "interrupted" : "failed");
+        break;
+      case "prompt_steered":
+        timeline.marks.push({
+          kind: "steer",
+          seq: event.seq,
+          text: `${d.author ?? "unknown"}: ${d.text ?? ""}`,
+        });
+        break;
+    }
+  }
+  const runId = events[0]?.event.run_id ?? null;
+  for (const amendment of amendments) {
+    if (runId === null || amendment.run_id !== runId) continue;
+    const made = Date.parse(amendment.at);
+    const before = events.findLast(({ event }) => Date.parse(event.at) <= made);
+    const mark: TimelineMark = {
+      kind: "amendment",
+      seq: before?.event.seq ?? events[0]!.event.seq,
+      text: amendmentText(amendment),
+    };
+    timelineOf(amendment.prompt, null).marks.push(mark);
+  }
+  for (const timeline of timelines.values()) {
+    timeline.marks.sort((a, b) => a.seq - b.seq);
+  }
+  return [...timelines.values()];
 }
