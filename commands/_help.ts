@@ -149,7 +149,10 @@ dashboard uses the same client API as the CLI and has no other powers.
 The first line on stdout is the URL to open, with a random access token:
   dashboard: http://HOST:PORT/?token=TOKEN
 Every request needs the token (the URL's, then a cookie); writes are POST
-only, from the dashboard's own pages.
+only, from the dashboard's own pages. The token is new at every start,
+unless PROMPT_RUNNER_SERVE_TOKEN gives one (at least 32 characters of
+A-Z a-z 0-9 - _): a dashboard restarted with the token and port it had keeps
+its open pages streaming where they were.
 
 Options:
   --host H            Listen on H (default: 127.0.0.1; any other address is

@@ -83,6 +83,23 @@ function stopSignal(): { stopped: Promise<number>; remove(): void } {
   };
 }
 
+/** A token to keep across restarts, so open pages go on working. */
+const TOKEN_ENV = "PROMPT_RUNNER_SERVE_TOKEN";
+
+function tokenOf(given: string | undefined): string {
+  if (given === undefined || given === "") return newToken();
+  if (!/^[A-Za-z0-9_-]{32,256}$/.test(given)) {
+    throw new UsageError(
+      `${TOKEN_ENV} must be 32 to 256 characters of A-Z, a-z, 0-9, - and _`,
+      {
+        hint:
+          `Unset it for a random token, or reuse the one a dashboard printed`,
+      },
+    );
+  }
+  return given;
+}
+
 async function serve(
   context: CommandContext,
   argv: string[],
@@ -96,7 +113,7 @@ async function serve(
   const port = portOf(stringFlag(args, "port"));
   const author = authorOf(stringFlag(args, "author"));
   const index = await RunIndex.open(args.positionals, context.cwd);
-  const token = newToken();
+  const token = tokenOf(Deno.env.get(TOKEN_ENV));
   const stop = new AbortController();
   const signals = stopSignal();
   let origin = "";

@@ -385,8 +385,13 @@ export class RunIndex {
       snapshot,
       view,
       prompts,
-      timeline: foldTimeline(events, prompts),
-      events: renderEvents(shown, view),
+      timeline: foldTimeline(
+        events,
+        prompts,
+        contracts.flatMap((view) => view.amendments),
+      ),
+      // Rendered with what came before, so a tool's result knows its call.
+      events: renderEvents(events, view, { from: shown[0]?.event.seq ?? 1 }),
       earlier: events.length - shown.length,
       log: await log(ref).catch(() => []),
       contracts,

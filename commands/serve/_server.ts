@@ -12,7 +12,7 @@ import { APP_CSS, APP_JS } from "./_assets.ts";
 import { checkToken, sameOrigin, tokenCookie } from "./_auth.ts";
 import { renderEvents } from "./_events_view.ts";
 import type { PageContext } from "./_model.ts";
-import { messagePage, runPage, runsPage } from "./_pages.ts";
+import { contractPage, messagePage, runPage, runsPage } from "./_pages.ts";
 import type { RunIndex, WatchedRoot } from "./_runs.ts";
 import { runEventStream, runsStream, SSE_HEADERS, startSeq } from "./_sse.ts";
 
@@ -35,6 +35,8 @@ const TEXT = "text/plain; charset=utf-8";
 
 /** The most events one `/rendered` request renders. */
 const MAX_RENDERED = 1_000;
+/** Events read before a rendered range, for the renderer's context. */
+const RENDER_CONTEXT = 500;
 
 /** A run id as the runner writes them. */
 const RUN_ID = /^[A-Za-z0-9._-]{1,128}$/;
@@ -147,13 +149,18 @@ async function rendered(
     return json({ error: "from and to must be seqs with from <= to" }, 400);
   }
   const ref = { state_root: path.root.state_root, run_id: path.run };
+  const last = Math.min(to, from + MAX_RENDERED - 1);
+  // The events just before the range give the renderer its context (which
+  // tool a result answers), as a follower that read from the start has.
   const lines = await options.index.readEvents(
     ref,
-    from,
-    Math.min(to, from + MAX_RENDERED - 1),
+    Math.max(1, from - RENDER_CONTEXT),
+    last,
   );
   const view = await options.index.runView(path.root, path.run);
-  return json(renderEvents(lines, withOverrides(view, query)));
+  return json(
+    renderEvents(lines, withOverrides(view, query), { from, to: last }),
+  );
 }
 
 async function action(
@@ -238,10 +245,13 @@ async function route(
       return await rendered(options, path, url.searchParams);
     }
     if (what === "contract" && more !== undefined && extra.length === 0) {
-      // The run page holds every prompt's contract panel.
-      return respond(null, 303, {
-        location: `${runUrl(path)}#contract-${encodeURIComponent(more)}`,
-      });
+      const model = await options.index.pageModel(
+        path.root,
+        path.run,
+        url.searchParams,
+      );
+      if (model === null) return notFound("No such run on this dashboard.");
+      return page(contractPage(model, more, context));
     }
     return notFound();
   }

@@ -654,3 +654,51 @@ Deno.test("serve without a TARGET shows the prepared workspaces and the current 
     [await rootKey(here.stateRoot), "ops-packet"].sort(),
   );
 });
+
+Deno.test("serve restarted with PROMPT_RUNNER_SERVE_TOKEN and its port keeps the old cookie valid: the stream resumes after Last-Event-ID with no gap or duplicate; a bad token is a usage error", async () => {
+  await using packet = await makePacket({
+    prompts: { "01_a.prompt.md": longPrompt(20, 40) },
+  });
+  await using run = startRun(packet.dir);
+  const snapshot = await waitForSnapshot(
+    packet.stateRoot,
+    "the run to start",
+    (s) => s.status === "running",
+  );
+  const runId = String(snapshot.run_id);
+  const token = "t".repeat(21) + "_-0123456789ABCDEFGHIJ";
+  const env = { PROMPT_RUNNER_SERVE_TOKEN: token };
+  const first = await serve([packet.dir], { env });
+  assert.equal(first.token, token);
+  const port = new URL(first.origin).port;
+  const path = `/run/${await rootKey(packet.stateRoot)}/${runId}/events`;
+  const before = await readEvents(
+    `${first.origin}${path}`,
+    first.cookie,
+    {},
+    (id) => id >= 10,
+  );
+  assert.equal((await first.stop()).code, 143);
+  // The same port and token: the browser's cookie and Last-Event-ID still work.
+  await using second = await serve([packet.dir, "--port", port], { env });
+  assert.equal(second.origin, first.origin);
+  const after = await readEvents(
+    `${second.origin}${path}`,
+    first.cookie,
+    { "last-event-id": String(before.ids.at(-1)) },
+    () => false,
+  );
+  const ids = [...before.ids, ...after.ids];
+  assert.deepEqual(ids, Array.from({ length: ids.length }, (_, i) => i + 1));
+  assert.equal((await run.finish()).code, 0);
+  assert.equal(
+    JSON.parse(after.data.at(-1)!).type,
+    "run_finished",
+  );
+
+  const bad = await runCli(["serve", packet.dir], {
+    env: { PROMPT_RUNNER_SERVE_TOKEN: "short" },
+  });
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /^error: PROMPT_RUNNER_SERVE_TOKEN must be /m);
+});
