@@ -88,7 +88,7 @@ async function startDashboard(args: string[]): Promise<Dashboard> {
   ]).finally(() => clearTimeout(timer));
   const match = typeof first === "string"
     ? first.match(
-      /^dashboard: (http:\/\/127\.0\.0\.1:(\d+))\/\?token=([\w-]+)$/,
+      /^dashboard: ((http:\/\/127\.0\.0\.1:(\d+))\/\?token=([\w-]+))$/,
     )
     : null;
   if (!match) {
@@ -109,10 +109,10 @@ async function startDashboard(args: string[]): Promise<Dashboard> {
   };
   return {
     child,
-    origin: match[1]!,
-    port: Number(match[2]),
-    token: match[3]!,
-    url: first as string,
+    url: match[1]!,
+    origin: match[2]!,
+    port: Number(match[3]),
+    token: match[4]!,
     stop: stopAll,
     [Symbol.asyncDispose]: () => stopAll("SIGKILL"),
   };
@@ -290,7 +290,18 @@ Deno.test({
         );
         assertContiguous(await domSeqs(page), last, "after the restart");
         assert.ok((await domSeqs(page))[0]! <= before[0]!);
-        await page.screenshot("dashboard-run");
+        // The panels end on the run's final state, here and on the runs page.
+        await page.waitUntil(
+          "the snapshot panel to say completed",
+          `document.querySelector("#snapshot [data-field=status]")?.textContent.includes("completed")`,
+          SHOW_MS,
+        );
+        const again = await browser.open(`${server.origin}/`);
+        await again.waitUntil(
+          "the runs page's row to say completed",
+          `document.querySelector('#runs tr.run[data-run="${key}/${id}"] [data-field=status]')?.textContent.includes("completed")`,
+          SHOW_MS,
+        );
         assert.deepEqual(page.dialogs, []);
         assert.deepEqual(page.errors, []);
       });
@@ -419,6 +430,7 @@ Deno.test({
         join(packet.dir, "prompts", "01_long.prompt.md"),
       );
       assert.equal(promptText, longPrompt(150, 40));
+      await page.screenshot("dashboard-run");
       assert.deepEqual(page.dialogs, []);
       assert.deepEqual(page.errors, []);
     });
