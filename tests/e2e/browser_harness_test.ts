@@ -8,12 +8,14 @@
  */
 
 import assert from "node:assert/strict";
+import { join, relative } from "node:path";
 import {
   browserProcesses,
   CHROMIUM,
   launchBrowser,
   SCREENSHOT_DIR,
 } from "../_helpers/browser.ts";
+import { ROOT } from "../_helpers/run_cli.ts";
 
 const CSP = "default-src 'self'; script-src 'self'; img-src 'self'; " +
   "connect-src 'self'; object-src 'none'; base-uri 'none'";
@@ -169,4 +171,43 @@ Deno.test({
     assert.deepEqual(await browserProcesses(pid, profile), []);
     await assert.rejects(Deno.stat(profile), Deno.errors.NotFound);
   },
+});
+
+/** Every `.ts` file under `dir`, relative to the repository root. */
+async function sources(dir: string): Promise<string[]> {
+  const found: string[] = [];
+  for await (const entry of Deno.readDir(dir)) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory && !entry.name.startsWith(".")) {
+      found.push(...await sources(path));
+    } else if (entry.isFile && entry.name.endsWith(".ts")) {
+      found.push(relative(ROOT, path));
+    }
+  }
+  return found;
+}
+
+Deno.test("puppeteer-core is a test-only dependency: only the browser harness imports it, pinned", async () => {
+  const files = [
+    "main.ts",
+    "mod.ts",
+    ...await sources(join(ROOT, "lib")),
+    ...await sources(join(ROOT, "commands")),
+    ...await sources(join(ROOT, "scripts")),
+    ...await sources(join(ROOT, "tests")),
+  ];
+  const importers: string[] = [];
+  for (const file of files) {
+    const text = await Deno.readTextFile(join(ROOT, file));
+    for (const [, specifier] of text.matchAll(/from\s+"(npm:[^"]+)"/g)) {
+      if (!specifier!.startsWith("npm:yaml@")) {
+        importers.push(`${file}: ${specifier}`);
+      }
+    }
+  }
+  assert.deepEqual(importers, [
+    "tests/_helpers/browser.ts: npm:puppeteer-core@25.16.0",
+  ]);
+  const config = await Deno.readTextFile(join(ROOT, "deno.json"));
+  assert.doesNotMatch(config, /puppeteer|playwright/);
 });

@@ -217,7 +217,7 @@ Deno.test({
   ignore: CHROMIUM === null,
   async fn(): Promise<void> {
     await using packet = await makePacket({
-      prompts: { "01_long.prompt.md": longPrompt(60, 30) },
+      prompts: { "01_long.prompt.md": longPrompt(100, 30) },
     });
     await using run = startRun(packet.dir);
     await run.until((e) => e.type === "run_started");
