@@ -290,6 +290,26 @@ Deno.test({
         );
         assertContiguous(await domSeqs(page), last, "after the restart");
         assert.ok((await domSeqs(page))[0]! <= before[0]!);
+        // Rendered live piece by piece, the events read as the studio
+        // renderer renders the whole span at once (tool names, streamed
+        // text shown once, session totals).
+        const shown = await domSeqs(page);
+        const live = await page.evaluate<string[]>(
+          `[...document.querySelectorAll("#events .event[data-seq] pre")].map((p) => p.textContent)`,
+        );
+        const whole = await page.evaluate<{ lines: string[] }[]>(
+          `fetch(${
+            JSON.stringify(
+              `/run/${key}/${id}/rendered?from=${shown[0]}&to=${last}`,
+            )
+          }, { headers: { Accept: "application/json" } }).then((r) => r.json())`,
+        );
+        assert.deepEqual(
+          live.join("\n").split("\n").filter((l) => l.trim() !== ""),
+          whole.map((e) => e.lines.join("\n")).join("\n").split("\n")
+            .filter((l) => l.trim() !== ""),
+          "the page's events read as one rendering of the whole span",
+        );
         // The panels end on the run's final state, here and on the runs page.
         await page.waitUntil(
           "the snapshot panel to say completed",
