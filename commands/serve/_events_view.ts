@@ -9,6 +9,7 @@ import {
   type AmendmentRecord,
   createRenderer,
   type EventLine,
+  type RunEvent,
   terminalSafe,
   type ViewSettings,
 } from "../../mod.ts";
@@ -48,17 +49,32 @@ export function renderEvents(
   view: ViewSettings,
   options: RenderEventsOptions = {},
 ): RenderedEvent[] {
-  const renderer = createRenderer({ ...view, log_mode: "studio" });
+  const render = eventRenderer(view);
   const from = options.from ?? 1;
   const to = options.to ?? Infinity;
   const rendered: RenderedEvent[] = [];
   for (const { event } of events) {
     if (event.seq > to) break;
-    const text = terminalSafe(renderer.render(event));
-    if (event.seq < from) continue;
-    rendered.push({ seq: event.seq, type: event.type, lines: linesOf(text) });
+    const one = render(event);
+    if (event.seq >= from) rendered.push(one);
   }
   return rendered;
+}
+
+/**
+ * One studio renderer for a run, fed its events in order from seq 1: what
+ * {@linkcode renderEvents} does in one pass, one event at a time (the
+ * renderer remembers tool calls, streamed text and the run's totals).
+ */
+export function eventRenderer(
+  view: ViewSettings,
+): (event: RunEvent) => RenderedEvent {
+  const renderer = createRenderer({ ...view, log_mode: "studio" });
+  return (event) => ({
+    seq: event.seq,
+    type: event.type,
+    lines: linesOf(terminalSafe(renderer.render(event))),
+  });
 }
 
 /** An attempt's outcome when the next attempt of its prompt starts. */

@@ -10,7 +10,7 @@ import { VIEW_OPTIONS, type ViewKey, type ViewSettings } from "../../mod.ts";
 import { ACTION_NAMES, type ActionName, postAction } from "./_actions.ts";
 import { APP_CSS, APP_JS } from "./_assets.ts";
 import { checkToken, sameOrigin, tokenCookie } from "./_auth.ts";
-import { renderEvents } from "./_events_view.ts";
+import { RenderCache } from "./_render_cache.ts";
 import type { PageContext } from "./_model.ts";
 import { contractPage, messagePage, runPage, runsPage } from "./_pages.ts";
 import type { RunIndex, WatchedRoot } from "./_runs.ts";
@@ -35,8 +35,18 @@ const TEXT = "text/plain; charset=utf-8";
 
 /** The most events one `/rendered` request renders. */
 const MAX_RENDERED = 1_000;
-/** Events read before a rendered range, for the renderer's context. */
-const RENDER_CONTEXT = 500;
+
+/** Each dashboard's rendered events, one renderer per run and view. */
+const RENDER_CACHES = new WeakMap<RunIndex, RenderCache>();
+
+function renderCache(index: RunIndex): RenderCache {
+  let cache = RENDER_CACHES.get(index);
+  if (cache === undefined) {
+    cache = new RenderCache((ref, from, to) => index.readEvents(ref, from, to));
+    RENDER_CACHES.set(index, cache);
+  }
+  return cache;
+}
 
 /** A run id as the runner writes them. */
 const RUN_ID = /^[A-Za-z0-9._-]{1,128}$/;
@@ -150,16 +160,14 @@ async function rendered(
   }
   const ref = { state_root: path.root.state_root, run_id: path.run };
   const last = Math.min(to, from + MAX_RENDERED - 1);
-  // The events just before the range give the renderer its context (which
-  // tool a result answers), as a follower that read from the start has.
-  const lines = await options.index.readEvents(
-    ref,
-    Math.max(1, from - RENDER_CONTEXT),
-    last,
-  );
   const view = await options.index.runView(path.root, path.run);
   return json(
-    renderEvents(lines, withOverrides(view, query), { from, to: last }),
+    await renderCache(options.index).rendered(
+      ref,
+      withOverrides(view, query),
+      from,
+      last,
+    ),
   );
 }
 

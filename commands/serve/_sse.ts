@@ -121,6 +121,32 @@ class MessageStream {
   }
 }
 
+/** How long the final snapshot is waited for after `run_finished`. */
+const FINAL_SNAPSHOT_MS = 3_000;
+
+/**
+ * The run's snapshot once it no longer says `running` (the runner writes it
+ * just after `run_finished`), or the newest one after a few seconds.
+ */
+async function finalSnapshot(
+  index: RunIndex,
+  root: WatchedRoot,
+  ref: RunRef,
+  signal: AbortSignal,
+): Promise<Snapshot | null> {
+  const deadline = Date.now() + FINAL_SNAPSHOT_MS;
+  for (;;) {
+    const snapshot = await index.snapshotOf(root);
+    if (snapshot === null || snapshot.run_id !== ref.run_id) return null;
+    if (
+      snapshot.status !== "running" || Date.now() >= deadline || signal.aborted
+    ) {
+      return snapshot;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 /**
  * A run's live stream: its events from `from` (each `id: seq`, `data:` the
  * stored line, byte for byte), its snapshot whenever it changes, and its
@@ -172,6 +198,10 @@ export function runEventStream(
         // A slow client slows its own reader, never the server's memory.
         await out.ready();
       }
+      // The runner writes its last snapshot after run_finished: the page
+      // closes its stream on run_finished, so that snapshot comes first.
+      const last = await finalSnapshot(index, root, ref, signal);
+      if (last !== null) sendSnapshot(last);
     } catch (error) {
       ending = (error as Error).message;
     }

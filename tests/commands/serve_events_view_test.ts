@@ -22,6 +22,8 @@ import {
   renderEvents,
 } from "../../commands/serve/_events_view.ts";
 import { runPage } from "../../commands/serve/_pages.ts";
+import { RenderCache } from "../../commands/serve/_render_cache.ts";
+import type { RenderedEvent } from "../../commands/serve/_model.ts";
 import { startRun } from "../_helpers/live_run.ts";
 import { runCli } from "../_helpers/run_cli.ts";
 import { makePacket, promptFile } from "../_helpers/temp_packet.ts";
@@ -368,4 +370,42 @@ Deno.test("foldTimeline() ends an attempt failed on prompt_failed and interrupte
   assert.deepEqual(timeline[1]!.marks, [
     { kind: "steer", seq: 5, text: "eve: stop" },
   ]);
+});
+
+Deno.test("RenderCache gives batches that read as one rendering of the run, reads each event once, and renders a range older than it keeps again from seq 1", async () => {
+  await using packet = await makePacket({
+    prompts: { "01_notes.prompt.md": notesPrompt(4, 0) },
+  });
+  const run = await runCli(["run", packet.dir]);
+  assert.equal(run.code, 0, run.stderr);
+  const events = await readEvents(packet.stateRoot);
+  const whole = renderEvents(events, STUDIO);
+  const reads: [number, number][] = [];
+  const cache = new RenderCache((_ref, from, to) => {
+    reads.push([from, to]);
+    return Promise.resolve(
+      events.filter(({ event }) => event.seq >= from && event.seq <= to),
+    );
+  }, 10);
+  const ref = { state_root: packet.stateRoot, run_id: "r" };
+  const batches: RenderedEvent[] = [];
+  for (let from = 1; from <= events.length; from += 3) {
+    const got = await cache.rendered(ref, STUDIO, from, from + 2);
+    batches.push(...got);
+  }
+  // The run's totals and tool names survive the batching.
+  assert.deepEqual(batches, whole);
+  // Each batch read only what the renderer had not seen.
+  assert.equal(reads.length, Math.ceil(events.length / 3));
+  assert.deepEqual(reads[1], [4, 6]);
+  // The cache keeps 10: seq 1 is rendered again, from the start.
+  reads.length = 0;
+  assert.deepEqual(await cache.rendered(ref, STUDIO, 1, 2), whole.slice(0, 2));
+  assert.deepEqual(reads, [[1, 2]]);
+  // Another view is a renderer of its own.
+  const hidden = { ...STUDIO, thinking: "hide" } as ViewSettings;
+  assert.deepEqual(
+    await cache.rendered(ref, hidden, 1, events.length),
+    renderEvents(events, hidden),
+  );
 });
