@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run --unstable-worker-options --allow-read --allow-write --allow-run --allow-env --allow-sys=hostname,uid
+#!/usr/bin/env -S deno run --unstable-worker-options --allow-read --allow-write --allow-run --allow-env --allow-sys=hostname,uid --allow-net
 /**
  * The prompt_runner command line: parses the command, dispatches to
  * `commands/`, and turns errors into `error:` lines and exit codes.

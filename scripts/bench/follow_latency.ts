@@ -24,7 +24,8 @@ import {
 
 const APPENDS = 200;
 const WARMUP = 20;
-const RUN_ID = "20261130T000000000Z-benchfollo";
+/** The run id of the run this benchmark plays. */
+export const RUN_ID = "20261130T000000000Z-benchfollo";
 
 /** Reads a child's stdout, noting when each line with a seq arrived. */
 class Arrivals {
@@ -69,7 +70,8 @@ class Arrivals {
   }
 }
 
-function eventLine(seq: number): Uint8Array {
+/** One stored event line of the played run. */
+export function eventLine(seq: number): Uint8Array {
   return new TextEncoder().encode(
     JSON.stringify({
       v: 1,
@@ -87,7 +89,11 @@ function eventLine(seq: number): Uint8Array {
 const sleep = (ms: number): Promise<void> =>
   new Promise((resolve) => setTimeout(resolve, ms));
 
-async function measureFollower(
+/**
+ * The latencies, append → a line on the follower's stdout, of a follower
+ * started with `argv` on the file `file` appends to; `next` is the next seq.
+ */
+export async function measureFollower(
   name: string,
   argv: string[],
   file: Deno.FsFile,
@@ -138,26 +144,43 @@ async function measureFollower(
   return latencies;
 }
 
-async function main(): Promise<void> {
+/**
+ * A state root with a live-looking run: this process holds its lock, its
+ * snapshot says running, and events are appended to its stream by hand.
+ */
+export async function playedRun(): Promise<
+  { root: string; path: string; release: () => Promise<void> }
+> {
   const root = await Deno.makeTempDir({ prefix: "prompt_runner_follow_" });
   const lock = await acquireRunLock(root, RUN_ID);
+  await Deno.mkdir(join(root, "control", "events"), {
+    recursive: true,
+    mode: 0o700,
+  });
+  await Deno.writeTextFile(
+    join(root, "control", "snapshot.json"),
+    JSON.stringify({
+      v: 1,
+      run_id: RUN_ID,
+      status: "running",
+      updated_at: new Date().toISOString(),
+      pid: Deno.pid,
+    }),
+    { mode: 0o600 },
+  );
+  return {
+    root,
+    path: join(root, "control", "events.jsonl"),
+    release: async () => {
+      await lock.release();
+      await Deno.remove(root, { recursive: true });
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  const { root, path, release } = await playedRun();
   try {
-    await Deno.mkdir(join(root, "control", "events"), {
-      recursive: true,
-      mode: 0o700,
-    });
-    await Deno.writeTextFile(
-      join(root, "control", "snapshot.json"),
-      JSON.stringify({
-        v: 1,
-        run_id: RUN_ID,
-        status: "running",
-        updated_at: new Date().toISOString(),
-        pid: Deno.pid,
-      }),
-      { mode: 0o600 },
-    );
-    const path = join(root, "control", "events.jsonl");
     using file = await Deno.open(path, {
       append: true,
       create: true,
@@ -189,8 +212,7 @@ async function main(): Promise<void> {
     }];
     report(rows);
   } finally {
-    await lock.release();
-    await Deno.remove(root, { recursive: true });
+    await release();
   }
 }
 
