@@ -160,5 +160,5 @@ export {
   type UnmetItem,
 } from "./lib/runner/mod.ts";
 export { currentSnapshot, eventLineBatches } from "./lib/control/mod.ts";
-export { loadPacket } from "./lib/packet/mod.ts";
+export { CLAUSES, loadPacket } from "./lib/packet/mod.ts";
 export { DEFAULT_VIEW } from "./lib/shared/mod.ts";

@@ -9,18 +9,13 @@
 import type {
   ContractView,
   LogEntry,
+  RunWord,
   Snapshot,
   ViewSettings,
 } from "../../mod.ts";
 
 /** The words for a run's state, as `status --json` spells them. */
-export type RunState =
-  | "never_run"
-  | "running"
-  | "completed"
-  | "failed"
-  | "interrupted"
-  | "runner_gone";
+export type RunState = RunWord;
 
 /** One row of the runs page. */
 export interface RunRow {

@@ -7,11 +7,12 @@
  * @module
  */
 
-import type {
-  ContractView,
-  LogEntry,
-  Snapshot,
-  ViewSettings,
+import {
+  CLAUSES,
+  type ContractView,
+  type LogEntry,
+  type Snapshot,
+  type ViewSettings,
 } from "../../mod.ts";
 import {
   age,
@@ -41,16 +42,6 @@ const VIEW_CHOICES: Record<keyof ViewSettings, readonly string[]> = {
   thinking: ["show", "hide"],
   diff: ["none", "stat", "full"],
 };
-
-/** The clauses a contract has (`amend`/`relax` name one). */
-const CLAUSES = [
-  "files_exist",
-  "files_absent",
-  "contains",
-  "matches",
-  "commands",
-  "changed_paths_only",
-];
 
 type Attributes = Record<string, string | number | boolean | null | undefined>;
 

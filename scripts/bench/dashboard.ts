@@ -83,7 +83,7 @@ async function serve(target: string): Promise<Dashboard> {
   return {
     origin: match[1]!,
     token: match[2]!,
-    async stop() {
+    async stop(): Promise<void> {
       child.kill("SIGTERM");
       await child.status;
       await drained.catch(() => {});
@@ -327,7 +327,7 @@ async function main(): Promise<void> {
   const repeats = Number(args.values.repeats ?? "3");
   const rows = await latency();
   rows.push(
-    await browsersCost("paced (an event every ~5 ms)", 500, 30, repeats),
+    await browsersCost("paced (an event every ~5 ms)", 500, 5, repeats),
   );
   rows.push(await browsersCost("flat out", 2000, 0, repeats));
   report(rows);
