@@ -14,6 +14,7 @@ export const APP_JS: string = String.raw`"use strict";
   var body = document.body;
   var UNKNOWN = "\u2014";
   var BATCH = 100;
+  var FRAME_MS = 16;
 
   function enc(value) { return encodeURIComponent(value); }
   function runPath(root, run) { return "/run/" + enc(root) + "/" + enc(run); }
@@ -225,8 +226,19 @@ export const APP_JS: string = String.raw`"use strict";
         return res.json();
       });
     }
+    // At most one fetch a frame: a fast run costs each page (and the
+    // server, and the machine the run shares) ~60 requests a second, not one
+    // per event.
+    var lastFetch = 0;
+    var paced = null;
     function pump() {
-      if (fetching || rendered >= latest) return;
+      if (fetching || rendered >= latest || paced !== null) return;
+      var wait = lastFetch + FRAME_MS - Date.now();
+      if (wait > 0) {
+        paced = setTimeout(function () { paced = null; pump(); }, wait);
+        return;
+      }
+      lastFetch = Date.now();
       fetching = true;
       var from = rendered + 1;
       var to = Math.min(latest, rendered + BATCH);

@@ -108,9 +108,14 @@ export class RenderCache {
         entry.next = event.seq + 1;
       }
     }
-    const shown = entry.recent.filter((one) =>
-      one.seq >= from && one.seq <= to
-    );
+    // The kept events are consecutive seqs (a stream has no gaps): the
+    // range is a slice; were one missing, a scan.
+    const base = entry.recent[0]?.seq ?? from;
+    const consecutive = entry.recent.length === 0 ||
+      entry.recent.at(-1)!.seq - base === entry.recent.length - 1;
+    const shown = consecutive
+      ? entry.recent.slice(Math.max(0, from - base), Math.max(0, to - base + 1))
+      : entry.recent.filter((one) => one.seq >= from && one.seq <= to);
     if (entry.recent.length > this.#keep) {
       entry.recent.splice(0, entry.recent.length - this.#keep);
     }
