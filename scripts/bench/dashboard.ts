@@ -9,7 +9,7 @@
  *   run (median and p99 of 200 appends each);
  * - what browsers cost a run: the same simulated run's time (from its
  *   second prompt's first event to `run_finished`, taken from the event
- *   stamps) with 10 tabs on its run page against none, interleaved; once
+ *   stamps) with 10 browsers on its run page against none, interleaved; once
  *   paced like an agent (an event every 5 ms) and once flat out.
  *
  * Needs Chromium (Debian's `chromium`, or `$PROMPT_RUNNER_CHROMIUM`) and
@@ -194,7 +194,7 @@ async function latency(): Promise<BenchRow[]> {
   }
 }
 
-/** A packet: a 4 s wait (the tabs connect), then `rounds` rounds of work. */
+/** A packet: a 4 s wait (the browsers connect), then `rounds` rounds of work. */
 async function packet(rounds: number, delayMs: number): Promise<string> {
   const dir = await benchDir();
   await Deno.mkdir(join(dir, "prompts"), { recursive: true });
@@ -239,7 +239,7 @@ async function workTime(stateRoot: string): Promise<number> {
   return Date.parse(last.at) - Date.parse(first.at);
 }
 
-/** One run, with `tabs` browser tabs on its run page (or none). */
+/** One run, with `tabs` browsers (contexts) on its run page (or none). */
 async function timedRun(
   rounds: number,
   delayMs: number,
@@ -302,16 +302,17 @@ async function browsersCost(
     none.push(await timedRun(rounds, delayMs, 0));
     ten.push(await timedRun(rounds, delayMs, TABS));
     progress(
-      `${name} ${i + 1}/${repeats}: no tab ${none.at(-1)} ms, ${TABS} tabs ${
-        ten.at(-1)
-      } ms`,
+      `${name} ${i + 1}/${repeats}: no browser ${
+        none.at(-1)
+      } ms, ${TABS} browsers ${ten.at(-1)} ms`,
     );
   }
   const [a, b] = [median(none), median(ten)];
   return {
-    measure: `dashboard: a run with ${TABS} tabs on its page vs none, ${name}`,
-    baseline: `no tab: ${a} ms`,
-    result: `${TABS} tabs: ${b} ms`,
+    measure:
+      `dashboard: a run with ${TABS} browsers on its page vs none, ${name}`,
+    baseline: `no browser: ${a} ms`,
+    result: `${TABS} browsers: ${b} ms`,
     ratio: ratio(b, a),
     target: "≤ 1.1×",
     met: b / a <= 1.1,
