@@ -220,6 +220,36 @@ function endingOf(ref: RunRef, now: Ended): RunLostError {
  * @throws {NotFoundError} when the state root has no record of the run.
  * @throws {RunLostError} when the runner is gone, or another run took over
  * the state root, before `run_finished`.
+ *
+ * @example Usage
+ * ```ts
+ * import {
+ *   currentRun,
+ *   eventLineBatches,
+ *   runPacket,
+ * } from "@prompt-runner/prompt-runner";
+ * import assert from "node:assert/strict";
+ *
+ * const dir = await Deno.makeTempDir();
+ * await Deno.mkdir(`${dir}/prompts`);
+ * await Deno.writeTextFile(
+ *   `${dir}/prompt_runner_packet.md`,
+ *   "---\nprovider: simulated\n---\n",
+ * );
+ * await Deno.writeTextFile(
+ *   `${dir}/prompts/01_hello.prompt.md`,
+ *   "---\nsimulate: {attempts: [{messages: [hi]}]}\n---\nSay hi.\n",
+ * );
+ * await runPacket(dir, {});
+ * const ref = await currentRun(`${dir}/.prompt_runner`);
+ * const seqs: number[] = [];
+ * for await (const batch of eventLineBatches(ref, { from: "start" })) {
+ *   for (const { event } of batch) seqs.push(event.seq);
+ * }
+ * assert.equal(seqs[0], 1);
+ * assert.equal(seqs.length, seqs.at(-1));
+ * await Deno.remove(dir, { recursive: true });
+ * ```
  */
 export function eventLineBatches(
   ref: RunRef,

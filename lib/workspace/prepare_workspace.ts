@@ -114,7 +114,26 @@ export interface WorkspaceEntry {
   problem: string | null;
 }
 
-/** Lists the prepared workspaces, by id, with their newest run. */
+/**
+ * Lists the prepared workspaces, by id, with their newest run.
+ *
+ * Requires `--allow-read` and `--allow-env` (`XDG_STATE_HOME`, `HOME`).
+ *
+ * @param options Where the registry is (default: `$XDG_STATE_HOME`).
+ * @returns One entry per registered id, sorted by id.
+ * @throws {StateError} when the registry is not readable JSON.
+ *
+ * @example Usage
+ * ```ts
+ * import { listWorkspaces } from "@prompt-runner/prompt-runner";
+ * import assert from "node:assert/strict";
+ *
+ * const home = await Deno.makeTempDir();
+ * const env = { XDG_STATE_HOME: home };
+ * assert.deepEqual(await listWorkspaces({ env }), []);
+ * await Deno.remove(home, { recursive: true });
+ * ```
+ */
 export async function listWorkspaces(
   options: StateHomeOptions = {},
 ): Promise<WorkspaceEntry[]> {
