@@ -15,6 +15,18 @@ export const APP_JS: string = String.raw`"use strict";
   var UNKNOWN = "\u2014";
   var BATCH = 100;
   var FRAME_MS = 16;
+  // While events pour in (an update brought BURST or more), the list is
+  // redrawn every BUSY_FRAME_MS: nobody reads faster, and each redraw costs
+  // the machine the page runs on. A trickle still shows at once.
+  var BURST = 4;
+  var BUSY_FRAME_MS = 100;
+  // A page following a long run keeps its newest events; older ones come
+  // back on request. Layout and paint cost grows with every node kept.
+  var MAX_SHOWN = 1000;
+  var EARLIER_STEP = 200;
+  // Events sit in blocks of CHUNK: a new one touches its own block, not a
+  // list of a thousand (each frame's layout and paint walk stays short).
+  var CHUNK = 50;
 
   function enc(value) { return encodeURIComponent(value); }
   function runPath(root, run) { return "/run/" + enc(root) + "/" + enc(run); }
@@ -176,12 +188,16 @@ export const APP_JS: string = String.raw`"use strict";
     var timelineSeq = Number(timeline && timeline.getAttribute("data-seq")) || 0;
     var pending = {};
     var logged = {};
+    var shownCount = 0;
 
     try { currentView = JSON.parse(body.getAttribute("data-view") || "null"); } catch (_) { currentView = null; }
     var shown = events.querySelectorAll(".event[data-seq]");
     for (var i = 0; i < shown.length; i++) {
+      if (i % CHUNK === 0) events.appendChild(node("div", "chunk"));
+      events.lastChild.appendChild(shown[i]);
       var s = Number(shown[i].getAttribute("data-seq"));
       seen[s] = shown[i];
+      shownCount++;
       if (first === null || s < first) first = s;
       if (s > rendered) rendered = s;
       if (shown[i].getAttribute("data-type") === "run_finished") finished = true;
@@ -213,10 +229,69 @@ export const APP_JS: string = String.raw`"use strict";
       fill(el, item);
       var after = null;
       for (var k = seq + 1; k <= latest; k++) { if (seen[k]) { after = seen[k]; break; } }
-      events.insertBefore(el, after);
+      if (after) {
+        after.parentNode.insertBefore(el, after);
+      } else {
+        var chunk = events.lastElementChild;
+        if (!chunk || chunk.className !== "chunk" || chunk.childElementCount >= CHUNK) {
+          chunk = events.appendChild(node("div", "chunk"));
+        }
+        chunk.appendChild(el);
+      }
       seen[seq] = el;
+      shownCount++;
       if (first === null || seq < first) first = seq;
     }
+    // Following the newest events: the oldest beyond MAX_SHOWN leave the
+    // page (never while the reader is scrolled up in them).
+    function trim() {
+      if (!stick || first === null || shownCount <= MAX_SHOWN) return;
+      while (shownCount > MAX_SHOWN && first < rendered) {
+        var el = seen[first];
+        if (el) {
+          var parent = el.parentNode;
+          el.remove();
+          if (parent !== events && parent.childElementCount === 0) parent.remove();
+          delete seen[first];
+          shownCount--;
+        }
+        first++;
+      }
+      earlierNote();
+    }
+    // "N earlier events not shown", with a button that brings some back.
+    function earlierNote() {
+      var note = events.querySelector(".earlier");
+      var hidden = first === null ? 0 : first - 1;
+      if (hidden <= 0) { if (note) note.remove(); return; }
+      if (!note) {
+        note = node("p", "earlier");
+        events.insertBefore(note, events.firstChild);
+      }
+      note.setAttribute("data-earlier", String(hidden));
+      note.textContent = hidden + " earlier event" + (hidden === 1 ? "" : "s") + " not shown ";
+      var more = node("button", "show-earlier", "show " + Math.min(EARLIER_STEP, hidden) + " earlier");
+      more.setAttribute("type", "button");
+      more.addEventListener("click", showEarlier);
+      note.appendChild(more);
+    }
+    var loadingEarlier = false;
+    function showEarlier() {
+      if (loadingEarlier || first === null || first <= 1) return;
+      loadingEarlier = true;
+      stick = false;
+      var to = first - 1;
+      var from = Math.max(1, first - EARLIER_STEP);
+      rendering(from, to).then(function (list) {
+        var height = events.scrollHeight;
+        if (Array.isArray(list)) list.forEach(insert);
+        // Keep what the reader was looking at in place.
+        events.scrollTop += events.scrollHeight - height;
+        earlierNote();
+        loadingEarlier = false;
+      }, function () { loadingEarlier = false; });
+    }
+    earlierNote();
     function rendering(from, to) {
       return fetch(base + "/rendered?from=" + from + "&to=" + to, {
         headers: { Accept: "application/json" },
@@ -226,14 +301,15 @@ export const APP_JS: string = String.raw`"use strict";
         return res.json();
       });
     }
-    // At most one fetch a frame: a fast run costs each page (and the
-    // server, and the machine the run shares) ~60 requests a second, not one
-    // per event.
+    // At most one fetch a frame (one every BUSY_FRAME_MS in a burst): a
+    // fast run costs each page (and the server, and the machine the run
+    // shares) a few requests a second, not one per event.
     var lastFetch = 0;
+    var lastCount = 0;
     var paced = null;
     function pump() {
       if (fetching || rendered >= latest || paced !== null) return;
-      var wait = lastFetch + FRAME_MS - Date.now();
+      var wait = lastFetch + (lastCount >= BURST ? BUSY_FRAME_MS : FRAME_MS) - Date.now();
       if (wait > 0) {
         paced = setTimeout(function () { paced = null; pump(); }, wait);
         return;
@@ -244,9 +320,11 @@ export const APP_JS: string = String.raw`"use strict";
       var to = Math.min(latest, rendered + BATCH);
       rendering(from, to).then(function (list) {
         var wasAtBottom = stick;
+        lastCount = Array.isArray(list) ? list.length : 0;
         if (Array.isArray(list)) list.forEach(insert);
         while (seen[rendered + 1]) rendered++;
         stick = wasAtBottom;
+        trim();
         scrollDown();
         fetching = false;
         var progressed = rendered >= from;
@@ -321,9 +399,14 @@ export const APP_JS: string = String.raw`"use strict";
     function setOutcome(span, outcome) {
       if (span) span.className = "attempt outcome-" + outcome;
     }
+    // The events that change the timeline; the rest only move its seq on.
+    var TYPE_KEY = /"type":"([A-Za-z_]+)"/;
+    var TIMELINE_TYPES = { prompt_started: 1, retry_scheduled: 1, prompt_completed: 1,
+      prompt_failed: 1, prompt_steered: 1, run_finished: 1 };
     function fold(ev) {
       if (!timeline || !ev || !isNum(ev.seq) || ev.seq <= timelineSeq) return;
       timelineSeq = ev.seq;
+      if (!TIMELINE_TYPES[ev.type]) return;
       timeline.setAttribute("data-seq", String(ev.seq));
       var running = timeline.querySelectorAll(".attempt.outcome-running");
       if (ev.type === "run_finished") {
@@ -410,11 +493,17 @@ export const APP_JS: string = String.raw`"use strict";
       if (finished) return;
       var source = new EventSource(base + "/events?after=" + latest);
       source.onmessage = function (e) {
+        // Only the events that change the timeline are parsed: their "type"
+        // is the line's first (the plane writes it before "data").
+        var typed = TYPE_KEY.exec(e.data);
         var ev = null;
-        try { ev = JSON.parse(e.data); } catch (_) { ev = null; }
+        if (!typed || TIMELINE_TYPES[typed[1]]) {
+          try { ev = JSON.parse(e.data); } catch (_) { ev = null; }
+        }
         var seq = Number(e.lastEventId) || (ev && ev.seq);
         if (isNum(seq) && seq > latest) latest = seq;
-        fold(ev);
+        if (ev) fold(ev);
+        else if (isNum(seq) && seq > timelineSeq) timelineSeq = seq;
         if (ev && ev.type === "run_finished") {
           finished = true;
           source.close();
@@ -588,16 +677,18 @@ th { font-weight: 600; color: var(--muted); font-size: .85rem; }
 .outcome-repaired { background: var(--repaired); }
 .outcome-failed { background: var(--failed); }
 .outcome-interrupted { background: var(--interrupted); }
-.outcome-running { background: var(--running); animation: pulse 1.2s ease-in-out infinite alternate; }
-@keyframes pulse { from { opacity: 1; } to { opacity: .55; } }
+.outcome-running { background: var(--running); }
 .mark { display: inline-block; padding: 0 .2rem; font-weight: 700; font-size: .9rem; }
 .mark.steer { color: var(--retried); }
 .mark.amendment { color: var(--repaired); }
 
 #events {
-  height: 60vh; overflow: auto; background: #f4f5f6; border: 1px solid var(--line);
+  height: 60vh; overflow: auto; background: #f4f5f6 local; border: 1px solid var(--line);
   padding: .25rem .5rem; font-family: var(--mono); font-size: 12.5px;
+  contain: strict; overflow-anchor: none; will-change: scroll-position;
 }
+#events .chunk { contain: layout style; }
+#events .show-earlier { margin-left: .5rem; font: inherit; font-size: .8rem; }
 #events .event pre { margin: 0; white-space: pre-wrap; overflow-wrap: anywhere; font: inherit; }
 #events .event.empty { display: none; }
 #events .event[data-type=prompt_started] pre { font-weight: 700; }

@@ -13,10 +13,22 @@ import {
   type RunRef,
   type Snapshot,
 } from "../../mod.ts";
+import { Hubs, type Piece, type PieceSource, type Subscriber } from "./_hub.ts";
 import type { RunIndex, WatchedRoot } from "./_runs.ts";
 
 /** How often an idle stream sends a comment, so proxies keep it open. */
 const KEEP_ALIVE_MS = 15_000;
+
+/** What a connection may have queued before it is told to come back. */
+const MAX_BACKLOG_BYTES = 8 * 1024 * 1024;
+
+/** How many of its newest events a run's shared follower keeps for joiners. */
+const KEEP_EVENTS = 2_000;
+
+/** How many of a run's control-log entries its shared follower keeps. */
+const KEEP_LOG = 20_000;
+
+const encoder = new TextEncoder();
 
 /** The headers of an SSE response. */
 export const SSE_HEADERS: Readonly<Record<string, string>> = {
@@ -57,7 +69,6 @@ export function startSeq(request: Request, url: URL): number {
 /** A stream of text messages that stops its work when cancelled or closed. */
 class MessageStream {
   readonly abort = new AbortController();
-  readonly #encoder = new TextEncoder();
   #controller: ReadableStreamDefaultController<Uint8Array> | null = null;
   #closed = false;
   #keepAlive: ReturnType<typeof setInterval>;
@@ -71,7 +82,7 @@ class MessageStream {
       },
       pull: () => this.#wake(),
       cancel: () => this.close(),
-    }, new CountQueuingStrategy({ highWaterMark: 16 }));
+    }, new ByteLengthQueuingStrategy({ highWaterMark: 64 * 1024 }));
     this.#keepAlive = setInterval(
       () => this.send(": keep-alive\n\n"),
       KEEP_ALIVE_MS,
@@ -88,12 +99,27 @@ class MessageStream {
   }
 
   send(text: string): void {
-    if (this.#closed) return;
+    this.write(encoder.encode(text));
+  }
+
+  /**
+   * Queues bytes; `false` when the stream is closed. A client that has let
+   * more than MAX_BACKLOG_BYTES pile up is cut off: its browser comes back
+   * with `Last-Event-ID` and continues from where it was.
+   */
+  write(bytes: Uint8Array): boolean {
+    if (this.#closed) return false;
     try {
-      this.#controller?.enqueue(this.#encoder.encode(text));
+      this.#controller?.enqueue(bytes);
     } catch {
       this.close();
+      return false;
     }
+    if ((this.#controller?.desiredSize ?? 0) < -MAX_BACKLOG_BYTES) {
+      this.close();
+      return false;
+    }
+    return true;
   }
 
   #wake(): void {
@@ -147,11 +173,84 @@ async function finalSnapshot(
   }
 }
 
+/** Every dashboard's shared followers, by its index. */
+const HUBS = new WeakMap<RunIndex, Hubs>();
+
+/** The shared followers of `index`'s runs. */
+export function hubsOf(index: RunIndex): Hubs {
+  let hubs = HUBS.get(index);
+  if (hubs === undefined) {
+    hubs = new Hubs();
+    HUBS.set(index, hubs);
+  }
+  return hubs;
+}
+
+/** A run's events as SSE messages, `id:` its seq and `data:` its line. */
+function eventPieces(ref: RunRef): PieceSource {
+  return async function* (
+    from: number,
+    signal: AbortSignal,
+  ): AsyncGenerator<Piece[]> {
+    for await (const batch of eventLineBatches(ref, { from, signal })) {
+      yield batch.map(({ line, event }) => ({
+        at: event.seq,
+        bytes: encoder.encode(sseMessage(line, { id: event.seq })),
+      }));
+    }
+  };
+}
+
+/** A run's control-log entries as `log` messages, counted from 1. */
+function logPieces(ref: RunRef): PieceSource {
+  return async function* (
+    _from: number,
+    signal: AbortSignal,
+  ): AsyncGenerator<Piece[]> {
+    let at = 0;
+    for await (const entry of followLog(ref, { signal })) {
+      yield [{
+        at: ++at,
+        bytes: encoder.encode(
+          sseMessage(JSON.stringify(entry), { event: "log" }),
+        ),
+      }];
+    }
+  };
+}
+
+/** How a subscription ended: its stream's end, an early end, or the client left. */
+type Fed = { reason: string | null } | "gone";
+
+/** Feeds `out` from `hub`, from `next`, until the hub ends or the client leaves. */
+function feed(
+  hub: ReturnType<Hubs["hub"]>,
+  out: MessageStream,
+  next: number,
+): Promise<Fed> {
+  return new Promise<Fed>((resolve) => {
+    const subscriber: Subscriber = {
+      next,
+      write: (bytes) => out.write(bytes),
+      finish: () => resolve({ reason: null }),
+      end: (reason) => resolve({ reason }),
+    };
+    const signal = out.abort.signal;
+    if (signal.aborted) return resolve("gone");
+    signal.addEventListener("abort", () => {
+      hub.leave(subscriber);
+      resolve("gone");
+    }, { once: true });
+    hub.join(subscriber);
+  });
+}
+
 /**
  * A run's live stream: its events from `from` (each `id: seq`, `data:` the
  * stored line, byte for byte), its snapshot whenever it changes, and its
  * control log; ends after `run_finished` (or with an `end` event when the
- * run is lost).
+ * run is lost). Connections near the live end share one follower per run;
+ * one further behind reads on its own until it reaches the shared one.
  */
 export function runEventStream(
   index: RunIndex,
@@ -162,6 +261,8 @@ export function runEventStream(
 ): ReadableStream<Uint8Array> {
   const out = new MessageStream(stop);
   const signal = out.abort.signal;
+  const hubs = hubsOf(index);
+  const key = `${ref.state_root}\0${ref.run_id}`;
   const sendSnapshot = (snapshot: Snapshot): void => {
     if (snapshot.run_id === ref.run_id) {
       out.send(sseMessage(JSON.stringify(snapshot), { event: "snapshot" }));
@@ -171,33 +272,50 @@ export function runEventStream(
     if (changed.key === root.key) sendSnapshot(snapshot);
   });
   signal.addEventListener("abort", unwatch, { once: true });
-  // The log follows on its own: an entry is sent as soon as it is written.
-  void (async () => {
-    try {
-      for await (const entry of followLog(ref, { signal })) {
-        out.send(sseMessage(JSON.stringify(entry), { event: "log" }));
-      }
-    } catch {
-      // The run was lost; the events say so.
-    }
-  })();
+  // The log: every entry of the run so far, then each as it is written.
+  void feed(hubs.hub(`log\0${key}`, logPieces(ref), 1, KEEP_LOG), out, 1);
   void (async () => {
     let ending: string | null = null;
     try {
       // The snapshot as it is now (then as it changes), before the events.
       const snapshot = await index.snapshotOf(root);
       if (snapshot !== null) sendSnapshot(snapshot);
-      for await (
-        const batch of eventLineBatches(ref, { from, signal })
-      ) {
-        let text = "";
-        for (const { line, event } of batch) {
-          text += sseMessage(line, { id: event.seq });
+      let next = from;
+      for (;;) {
+        if (signal.aborted) return;
+        const hub = hubs.hub(
+          `events\0${key}`,
+          eventPieces(ref),
+          next,
+          KEEP_EVENTS,
+        );
+        if (hub.covers(next)) {
+          const fed = await feed(hub, out, next);
+          if (fed === "gone") return;
+          if (fed.reason !== null) throw new Error(fed.reason);
+          break;
         }
-        out.send(text);
-        // A slow client slows its own reader, never the server's memory.
-        await out.ready();
+        // Behind what the shared follower keeps: catch up alone.
+        let joinable = false;
+        for await (
+          const batch of eventLineBatches(ref, { from: next, signal })
+        ) {
+          let text = "";
+          for (const { line, event } of batch) {
+            text += sseMessage(line, { id: event.seq });
+          }
+          out.send(text);
+          next = batch.at(-1)!.event.seq + 1;
+          // A slow client slows its own reader, never the server's memory.
+          await out.ready();
+          if (hub.ended || hub.covers(next)) {
+            joinable = true;
+            break;
+          }
+        }
+        if (!joinable) break; // run_finished, read alone
       }
+      if (signal.aborted) return;
       // The runner writes its last snapshot after run_finished: the page
       // closes its stream on run_finished, so that snapshot comes first.
       const last = await finalSnapshot(index, root, ref, signal);

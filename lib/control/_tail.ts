@@ -6,6 +6,8 @@
  * @module
  */
 
+import { basename } from "../shared/posix_path.ts";
+
 const POLL_MS = 500;
 /**
  * Bytes of lines per batch: memory stays flat however long the file is (and
@@ -134,14 +136,25 @@ export class DirWaker {
   #missed = false;
   #pump: Promise<void> = Promise.resolve();
 
-  /** Watches `dir` (non-recursively); polling alone when watching fails. */
-  constructor(dir: string) {
+  /**
+   * Watches `dir` (non-recursively); polling alone when watching fails.
+   * Given `names`, only a change to one of those files wakes it: a reader
+   * of the log is not woken by every event the runner appends.
+   */
+  constructor(dir: string, names?: readonly string[]) {
     try {
       this.#watcher = Deno.watchFs(dir, { recursive: false });
       const watcher = this.#watcher;
       this.#pump = (async () => {
         try {
-          for await (const _ of watcher) this.wake();
+          for await (const event of watcher) {
+            if (
+              names === undefined ||
+              event.paths.some((path) => names.includes(basename(path)))
+            ) {
+              this.wake();
+            }
+          }
         } catch {
           // The watcher closed.
         }

@@ -6,6 +6,7 @@
 
 import { type RunLostError, StateError } from "../shared/errors.ts";
 import { openExisting } from "../shared/files.ts";
+import { basename } from "../shared/posix_path.ts";
 import { followedRunState, runnerGoneError } from "./_liveness.ts";
 import { readRunLogFromTail } from "./_log_from_tail.ts";
 import { DirWaker, LineTail } from "./_tail.ts";
@@ -110,7 +111,7 @@ export async function* followLog(
   options: FollowLogOptions = {},
 ): AsyncGenerator<LogEntry> {
   const paths = controlPaths(ref.state_root);
-  const waker = new DirWaker(paths.dir);
+  const waker = new DirWaker(paths.dir, [basename(paths.log)]);
   let tail: LineTail | null = null;
   let lastCheck = 0;
   let ending: "done" | RunLostError | null = null;

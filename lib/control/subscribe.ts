@@ -6,7 +6,7 @@
  * @module
  */
 
-import { join } from "../shared/posix_path.ts";
+import { basename, join } from "../shared/posix_path.ts";
 import { NotFoundError, RunLostError, StateError } from "../shared/errors.ts";
 import { openExisting } from "../shared/files.ts";
 import type { RunEvent } from "../shared/events.ts";
@@ -125,7 +125,7 @@ async function* follow<T>(
     }
     tail = new LineTail(file, skip, offset);
   }
-  const waker = new DirWaker(paths.dir);
+  const waker = new DirWaker(paths.dir, [basename(path)]);
   // The liveness check runs beside the wait, so a line landing meanwhile is
   // read at once rather than after the check.
   let lastCheck = 0;

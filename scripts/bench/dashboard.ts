@@ -10,12 +10,22 @@
  * - what browsers cost a run: the same simulated run's time (from its
  *   second prompt's first event to `run_finished`, taken from the event
  *   stamps) with 10 browsers on its run page against none, interleaved; once
- *   paced like an agent (an event every 5 ms) and once flat out.
+ *   paced like an agent (an event every 5 ms) and once flat out. The pages
+ *   are opened over the DevTools protocol without attaching to them (an
+ *   attached page reports its network traffic to the bench chunk by chunk,
+ *   which a person's browser does not), and checked at the end: each one
+ *   followed the run to `run_finished` with no gap. The CPU seconds that the
+ *   runner, the server and Chromium used are in the row's note.
+ *
+ * Profiling: `BENCH_CPU_TYPES=1` prints Chromium's CPU by process type for
+ * each run with browsers; `BENCH_SERVE_V8=1` runs the server under V8's
+ * `--prof` (an `isolate-*.log` in the current directory, for
+ * `node --prof-process`).
  *
  * Needs Chromium (Debian's `chromium`, or `$PROMPT_RUNNER_CHROMIUM`) and
  * `npm:puppeteer-core` through the tests' browser harness.
  *
- *   deno run --allow-read --allow-write --allow-run --allow-env --allow-sys=hostname,uid --allow-net=127.0.0.1 scripts/bench/dashboard.ts [--json] [--repeats N]
+ *   deno run --allow-read --allow-write --allow-run --allow-env --allow-sys=hostname,uid --allow-net=127.0.0.1 scripts/bench/dashboard.ts [--json] [--repeats N] [--only latency|paced|flat]
  *
  * @module
  */
@@ -55,13 +65,67 @@ function rootKey(stateRoot: string): string {
 interface Dashboard {
   origin: string;
   token: string;
+  pid: number;
   stop(): Promise<void>;
+}
+
+/** The CPU seconds (user + system) processes have used so far, summed. */
+async function cpuSeconds(pids: number[]): Promise<number> {
+  let ticks = 0;
+  for (const pid of pids) {
+    // Fields 14 and 15 of /proc/PID/stat, after the parenthesised name.
+    const output = await new Deno.Command("cat", {
+      args: [`/proc/${pid}/stat`],
+      stdout: "piped",
+      stderr: "null",
+    }).output();
+    const text = new TextDecoder().decode(output.stdout);
+    const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
+    ticks += Number(fields[11] ?? 0) + Number(fields[12] ?? 0);
+  }
+  return ticks / CLOCK_TICKS;
+}
+
+/** Chromium's CPU seconds by process type (`--type=`; `browser` for none). */
+async function chromiumByType(pids: number[]): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const pid of pids) {
+    const output = await new Deno.Command("cat", {
+      args: [`/proc/${pid}/cmdline`],
+      stdout: "piped",
+      stderr: "null",
+    }).output();
+    // Chromium rewrites its children's titles into one space-separated line.
+    const title = new TextDecoder().decode(output.stdout);
+    const type = /--type=(\S+)/.exec(title)?.[1] ?? "browser";
+    const sub = /--utility-sub-type=(\S+)/.exec(title)?.[1];
+    const key = sub === undefined ? type : `${type}:${sub}`;
+    out[key] = (out[key] ?? 0) + await cpuSeconds([pid]);
+  }
+  return out;
+}
+
+/** Linux's USER_HZ, the unit of /proc/PID/stat's times. */
+const CLOCK_TICKS = 100;
+
+/** Where the CPU went during a run with browsers on it (seconds). */
+interface CpuShare {
+  runner: number;
+  serve: number;
+  chromium: number;
 }
 
 /** Starts `serve TARGET` and reads its URL line. */
 async function serve(target: string): Promise<Dashboard> {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", ...CLI_PERMISSIONS, MAIN, "serve", target],
+    args: [
+      "run",
+      ...(Deno.env.get("BENCH_SERVE_V8") ? ["--v8-flags=--prof"] : []),
+      ...CLI_PERMISSIONS,
+      MAIN,
+      "serve",
+      target,
+    ],
     env: { NO_COLOR: "1" },
     stdin: "null",
     stdout: "piped",
@@ -83,6 +147,7 @@ async function serve(target: string): Promise<Dashboard> {
   return {
     origin: match[1]!,
     token: match[2]!,
+    pid: child.pid,
     async stop(): Promise<void> {
       child.kill("SIGTERM");
       await child.status;
@@ -239,12 +304,43 @@ async function workTime(stateRoot: string): Promise<number> {
   return Date.parse(last.at) - Date.parse(first.at);
 }
 
-/** One run, with `tabs` browsers (contexts) on its run page (or none). */
+/**
+ * Checks, once the run is over, that each of the `tabs` run pages followed
+ * it to its end: `run_finished` in its event list, every seq before it.
+ */
+async function followedToTheEnd(
+  browser: Awaited<ReturnType<typeof launchBrowser>>["browser"],
+  tabs: number,
+): Promise<void> {
+  const pages = browser.targets().filter((target) =>
+    target.type() === "page" && target.url().includes("/run/")
+  );
+  if (pages.length !== tabs) {
+    throw new Error(`${pages.length} run pages open, not ${tabs}`);
+  }
+  for (const target of pages) {
+    const page = await target.page();
+    if (page === null) throw new Error("a run page went away");
+    await page.waitForFunction(
+      `(() => {
+        const done = document.querySelector("#events .event[data-type=run_finished]");
+        if (!done) return false;
+        const last = Number(done.getAttribute("data-seq"));
+        const shown = document.querySelectorAll("#events .event[data-seq]");
+        const first = Number(shown[0].getAttribute("data-seq"));
+        return shown.length === last - first + 1;
+      })()`,
+      { timeout: 30_000 },
+    );
+  }
+}
+
+/** One run, with `tabs` browsers on its run page (or none). */
 async function timedRun(
   rounds: number,
   delayMs: number,
   tabs: number,
-): Promise<number> {
+): Promise<{ ms: number; cpu: CpuShare }> {
   const dir = await packet(rounds, delayMs);
   const stateRoot = join(dir, ".prompt_runner");
   const dashboard = tabs > 0 ? await serve(dir) : null;
@@ -257,6 +353,16 @@ async function timedRun(
       stdout: "null",
       stderr: "null",
     }).spawn();
+    // The runner's CPU, sampled while it lives (ps forgets it at exit).
+    let runnerCpu = 0;
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        const seconds = await cpuSeconds([runner.pid]);
+        if (seconds > 0) runnerCpu = seconds;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    })();
     if (browser !== null && dashboard !== null) {
       let runId = "";
       for (let i = 0; i < 200 && runId === ""; i++) {
@@ -270,19 +376,41 @@ async function timedRun(
           await new Promise((r) => setTimeout(r, 20));
         }
       }
-      const url = `${dashboard.origin}/run/${rootKey(stateRoot)}/${runId}`;
-      // A browser context each, as separate browsers: one browser holds at
-      // most six connections to a host, and each run page keeps one open.
+      // ?token= on the run page's own URL: a 303 sets the cookie.
+      const url = `${dashboard.origin}/run/${
+        rootKey(stateRoot)
+      }/${runId}?token=${dashboard.token}`;
+      // A browser context each, as separate browsers (one browser holds at
+      // most six connections to a host), and the page opened over the
+      // DevTools protocol without attaching to it: an attached page has its
+      // network traffic reported to the bench, chunk by chunk.
+      const session = await browser.browser.target().createCDPSession();
       for (let i = 0; i < tabs; i++) {
-        const context = await browser.browser.createBrowserContext();
-        const page = await context.newPage();
-        await page.goto(`${dashboard.origin}/?token=${dashboard.token}`);
-        await page.goto(url);
+        const { browserContextId } = await session.send(
+          "Target.createBrowserContext",
+        );
+        await session.send("Target.createTarget", { url, browserContextId });
       }
+      await session.detach();
     }
     const status = await runner.status;
+    sampling = false;
+    await sampler;
     if (!status.success) throw new Error(`the run exited ${status.code}`);
-    return await workTime(stateRoot);
+    if (browser !== null) await followedToTheEnd(browser.browser, tabs);
+    if (browser !== null && Deno.env.get("BENCH_CPU_TYPES")) {
+      progress(
+        JSON.stringify(await chromiumByType(await browser.processes())),
+      );
+    }
+    const cpu = {
+      runner: runnerCpu,
+      serve: dashboard === null ? 0 : await cpuSeconds([dashboard.pid]),
+      chromium: browser === null
+        ? 0
+        : await cpuSeconds(await browser.processes()),
+    };
+    return { ms: await workTime(stateRoot), cpu };
   } finally {
     await browser?.close();
     await dashboard?.stop();
@@ -298,16 +426,26 @@ async function browsersCost(
 ): Promise<BenchRow> {
   const none: number[] = [];
   const ten: number[] = [];
+  const shares: CpuShare[] = [];
   for (let i = 0; i < repeats; i++) {
-    none.push(await timedRun(rounds, delayMs, 0));
-    ten.push(await timedRun(rounds, delayMs, TABS));
+    const alone = await timedRun(rounds, delayMs, 0);
+    const watched = await timedRun(rounds, delayMs, TABS);
+    none.push(alone.ms);
+    ten.push(watched.ms);
+    shares.push(watched.cpu);
     progress(
-      `${name} ${i + 1}/${repeats}: no browser ${
-        none.at(-1)
-      } ms, ${TABS} browsers ${ten.at(-1)} ms`,
+      `${name} ${i + 1}/${repeats}: no browser ${alone.ms} ms (runner CPU ${
+        alone.cpu.runner.toFixed(1)
+      } s), ${TABS} browsers ${watched.ms} ms (CPU: runner ${
+        watched.cpu.runner.toFixed(1)
+      } s, serve ${watched.cpu.serve.toFixed(1)} s, Chromium ${
+        watched.cpu.chromium.toFixed(1)
+      } s)`,
     );
   }
   const [a, b] = [median(none), median(ten)];
+  const cpu = (key: keyof CpuShare) =>
+    median(shares.map((share) => share[key])).toFixed(1);
   return {
     measure:
       `dashboard: a run with ${TABS} browsers on its page vs none, ${name}`,
@@ -316,21 +454,38 @@ async function browsersCost(
     ratio: ratio(b, a),
     target: "≤ 1.1×",
     met: b / a <= 1.1,
-    note: `${rounds * 6} events, median of ${repeats}, interleaved`,
+    note: `${
+      rounds * 6
+    } events, median of ${repeats}, interleaved; CPU seconds with the browsers: runner ${
+      cpu("runner")
+    }, serve ${cpu("serve")}, Chromium ${cpu("chromium")}`,
   };
 }
 
 async function main(): Promise<void> {
   const args = parseArgs({
     args: Deno.args,
-    options: { json: { type: "boolean" }, repeats: { type: "string" } },
+    options: {
+      json: { type: "boolean" },
+      repeats: { type: "string" },
+      only: { type: "string" },
+    },
   });
   const repeats = Number(args.values.repeats ?? "3");
-  const rows = await latency();
-  rows.push(
-    await browsersCost("paced (an event every ~5 ms)", 500, 5, repeats),
-  );
-  rows.push(await browsersCost("flat out", 2000, 0, repeats));
+  const only = args.values.only;
+  if (only !== undefined && !["latency", "paced", "flat"].includes(only)) {
+    throw new Error("--only takes latency, paced or flat");
+  }
+  const rows: BenchRow[] = [];
+  if (only === undefined || only === "latency") rows.push(...await latency());
+  if (only === undefined || only === "paced") {
+    rows.push(
+      await browsersCost("paced (an event every ~5 ms)", 500, 5, repeats),
+    );
+  }
+  if (only === undefined || only === "flat") {
+    rows.push(await browsersCost("flat out", 2000, 0, repeats));
+  }
   report(rows);
 }
 

@@ -702,3 +702,72 @@ Deno.test("serve restarted with PROMPT_RUNNER_SERVE_TOKEN and its port keeps the
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /^error: PROMPT_RUNNER_SERVE_TOKEN must be /m);
 });
+
+Deno.test("serve shares one follower per run among its streams; a stream behind what it keeps catches up alone, then joins; each gets every seq once", async () => {
+  // 2,400-odd events at once (more than a run's shared follower keeps),
+  // then a prompt that keeps the run live for a few seconds.
+  await using packet = await makePacket({
+    prompts: {
+      "01_burst.prompt.md": longPrompt(400, 0),
+      "02_tail.prompt.md": longPrompt(30, 20),
+    },
+  });
+  await using run = startRun(packet.dir);
+  // Its --json output is read all along: a full pipe would stall it.
+  const finished = run.finish();
+  const snapshot = await waitForSnapshot(
+    packet.stateRoot,
+    "the second prompt",
+    (s) => s.prompt_id === "02" && Number(s.last_seq) > 2_100,
+  );
+  await using dashboard = await serve([packet.dir]);
+  const { origin, cookie, pid } = dashboard;
+  const url = `${origin}/run/${await rootKey(
+    packet.stateRoot,
+  )}/${snapshot.run_id}/events`;
+  // Each follower holds the events file open.
+  const eventsFile = join(packet.stateRoot, "control", "events.jsonl");
+  const followers = async (): Promise<number> => {
+    const output = await new Deno.Command("ls", {
+      args: ["-l", `/proc/${pid}/fd`],
+      stdout: "piped",
+    }).output();
+    return new TextDecoder().decode(output.stdout).split("\n")
+      .filter((line) => line.endsWith(` -> ${eventsFile}`)).length;
+  };
+  const near = Number(snapshot.last_seq) - 3;
+  const stream = (headers: Record<string, string>, query = "") =>
+    readEvents(`${url}${query}`, cookie, headers, () => false);
+  // Three streams near the live end: one follower among them.
+  const tails = [stream({}, `?after=${near}`)];
+  await waitFor(
+    "the first stream's follower",
+    async () => await followers() === 1,
+    10_000,
+  );
+  tails.push(
+    stream({ "last-event-id": String(near) }),
+    stream({}, `?after=${near + 1}`),
+  );
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  assert.equal(await followers(), 1, "no follower of their own");
+  // Two far behind: read on their own, then join.
+  const behind = [stream({}), stream({ "last-event-id": "1000" })];
+  const [a, b, c, full, fromMid] = await Promise.all([...tails, ...behind]);
+  assert.equal((await finished).code, 0);
+  const stored = (await Deno.readTextFile(
+    join(packet.stateRoot, "control", "events.jsonl"),
+  )).split("\n").filter((line) => line !== "");
+  const expect = (got: { ids: number[]; data: string[] }, after: number) => {
+    const want = stored.slice(after);
+    assert.equal(got.ids.length, want.length, `from ${after + 1}`);
+    assert.deepEqual(got.ids, want.map((_, i) => after + i + 1));
+    assert.deepEqual(got.data, want);
+  };
+  expect(a!, near);
+  expect(b!, near);
+  expect(c!, near + 1);
+  expect(full!, 0);
+  expect(fromMid!, 1000);
+  assert.equal(JSON.parse(stored.at(-1)!).type, "run_finished");
+});

@@ -139,3 +139,26 @@ Deno.test("DirWaker.wait() ends at once for a change that came while nobody wait
     }
   });
 });
+
+Deno.test("DirWaker with names wakes for those files only: a log reader sleeps through the runner's event appends", async () => {
+  await withTempDir(async (dir) => {
+    const waker = new DirWaker(dir, ["log.jsonl"]);
+    try {
+      // Let the watcher settle, then clear any wake from setting up.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await waker.wait(undefined, 1);
+      const other = waker.wait(undefined, 60_000);
+      await Deno.writeTextFile(join(dir, "events.jsonl"), "line\n");
+      await Deno.writeTextFile(join(dir, "snapshot.json"), "{}");
+      const quiet = await Promise.race([
+        other.then(() => "woken"),
+        new Promise((resolve) => setTimeout(() => resolve("asleep"), 500)),
+      ]);
+      assert.equal(quiet, "asleep", "woken by a file it does not read");
+      await Deno.writeTextFile(join(dir, "log.jsonl"), "entry\n");
+      assert.ok(await settles(other), "slept through its own file");
+    } finally {
+      await waker.close();
+    }
+  });
+});
