@@ -69,17 +69,25 @@ interface Dashboard {
   stop(): Promise<void>;
 }
 
+/**
+ * A file of a process's under /proc, read with `cat` (Deno reads /proc
+ * only with --allow-all); empty once the process is gone.
+ */
+async function procFile(pid: number, name: string): Promise<string> {
+  const output = await new Deno.Command("cat", {
+    args: [`/proc/${pid}/${name}`],
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  return new TextDecoder().decode(output.stdout);
+}
+
 /** The CPU seconds (user + system) processes have used so far, summed. */
 async function cpuSeconds(pids: number[]): Promise<number> {
   let ticks = 0;
   for (const pid of pids) {
     // Fields 14 and 15 of /proc/PID/stat, after the parenthesised name.
-    const output = await new Deno.Command("cat", {
-      args: [`/proc/${pid}/stat`],
-      stdout: "piped",
-      stderr: "null",
-    }).output();
-    const text = new TextDecoder().decode(output.stdout);
+    const text = await procFile(pid, "stat");
     const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
     ticks += Number(fields[11] ?? 0) + Number(fields[12] ?? 0);
   }
@@ -90,13 +98,8 @@ async function cpuSeconds(pids: number[]): Promise<number> {
 async function chromiumByType(pids: number[]): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
   for (const pid of pids) {
-    const output = await new Deno.Command("cat", {
-      args: [`/proc/${pid}/cmdline`],
-      stdout: "piped",
-      stderr: "null",
-    }).output();
     // Chromium rewrites its children's titles into one space-separated line.
-    const title = new TextDecoder().decode(output.stdout);
+    const title = await procFile(pid, "cmdline");
     const type = /--type=(\S+)/.exec(title)?.[1] ?? "browser";
     const sub = /--utility-sub-type=(\S+)/.exec(title)?.[1];
     const key = sub === undefined ? type : `${type}:${sub}`;
