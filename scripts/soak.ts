@@ -1301,7 +1301,11 @@ async function killer(
         );
       }
     }
-    return Date.now() < deadline ? soak.startRunner(false) : null;
+    // Past the deadline only for kills still due: a run that finished just
+    // before it would otherwise leave them undone.
+    return Date.now() < deadline || soak.counts.kills < kills
+      ? soak.startRunner(false)
+      : null;
   };
   /** What follows a runner that exited by itself. */
   const afterExit = async (): Promise<Runner | null> => {
@@ -1344,15 +1348,22 @@ async function killer(
         ? rng.between(0, Math.min(1500, mean))
         : rng.between(0.3, 1.7) * mean;
       killAt = Math.min(runner.startedAt + lifetime, deadline);
+    } else if (left > 0) {
+      // Past the deadline with kills still due: each run is killed soon.
+      killAt = runner.startedAt + rng.between(200, 1500);
     }
-    const wakeAt = now < deadline ? Math.min(killAt, deadline) : now + 240_000;
+    const wakeAt = now < deadline
+      ? Math.min(killAt, deadline)
+      : left > 0
+      ? killAt
+      : now + 240_000;
     if (await exitWithin(runner, wakeAt - now)) {
       const next = await afterExit();
       if (next === null) return;
       runner = next;
       continue;
     }
-    if (now >= deadline) {
+    if (now >= deadline && left <= 0) {
       soak.violations.add(
         "run finishes",
         "the last run did not finish within 240 s of the deadline",
