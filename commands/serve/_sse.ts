@@ -13,7 +13,13 @@ import {
   type RunRef,
   type Snapshot,
 } from "../../mod.ts";
-import { Hubs, type Piece, type PieceSource, type Subscriber } from "./_hub.ts";
+import {
+  type Hub,
+  Hubs,
+  type Piece,
+  type PieceSource,
+  type Subscriber,
+} from "./_hub.ts";
 import type { RunIndex, WatchedRoot } from "./_runs.ts";
 
 /** How often an idle stream sends a comment, so proxies keep it open. */
@@ -224,7 +230,7 @@ type Fed = { reason: string | null } | "gone";
 
 /** Feeds `out` from `hub`, from `next`, until the hub ends or the client leaves. */
 function feed(
-  hub: ReturnType<Hubs["hub"]>,
+  hub: Hub,
   out: MessageStream,
   next: number,
 ): Promise<Fed> {
