@@ -7,7 +7,7 @@
  * @module
  */
 
-import { join } from "../../lib/shared/posix_path.ts";
+import { basename, dirname, join } from "../../lib/shared/posix_path.ts";
 import {
   type LocationNeed,
   resolveRunLocation,
@@ -102,6 +102,54 @@ export interface ControlScope {
   write: string[];
 }
 
+/**
+ * A path by its real name: the real path of its nearest existing ancestor,
+ * with the rest of it (a state root not made yet) joined on.
+ */
+async function realName(path: string): Promise<string> {
+  try {
+    return await Deno.realPath(path);
+  } catch {
+    const parent = dirname(path);
+    return parent === path
+      ? path
+      : join(await realName(parent), basename(path));
+  }
+}
+
+/**
+ * The paths a worker confined to a run may touch: read and write its state
+ * root, read its packet, and read `/etc/passwd` (the author's account name
+ * when `$USER` is unset); with `persist`, write the packet's `prompts/` too
+ * (the prompt file is replaced through a temporary file beside it). Each
+ * is granted by the name given and by its real name: Deno compares names,
+ * and a packet directory that is a link is read by its real path (its
+ * default state root too). The control commands and the dashboard's
+ * actions both run in this scope.
+ */
+export async function runScope(
+  location: Pick<RunLocation, "state_root" | "packet_dir">,
+  persist: boolean,
+): Promise<{ read: string[]; write: string[] }> {
+  const both = async (path: string): Promise<string[]> => {
+    const real = await realName(path);
+    return real === path ? [path] : [path, real];
+  };
+  const root = await both(location.state_root);
+  const packet = location.packet_dir === null
+    ? []
+    : await both(location.packet_dir);
+  const read = [...root, ...packet];
+  // Asked only when granted: a worker cannot have more than its parent.
+  const passwd = { name: "read", path: "/etc/passwd" } as const;
+  if ((await Deno.permissions.query(passwd)).state === "granted") {
+    read.push(passwd.path);
+  }
+  const write = [...root];
+  if (persist) write.push(...packet.map((dir) => join(dir, "prompts")));
+  return { read, write };
+}
+
 /** The argument list that gives the parsed values back, paths replaced. */
 function rebuild(
   args: ParsedArgs,
@@ -180,18 +228,10 @@ export async function planScope(
       packet: stringFlag(args, "packet"),
     });
     const packet = location.packet_dir;
-    // The author's account name comes from /etc/passwd when $USER is unset.
-    const read = [location.state_root, ...(packet === null ? [] : [packet])];
-    // Asked only when granted: a worker cannot have more than its parent.
-    const passwd = { name: "read", path: "/etc/passwd" } as const;
-    if ((await Deno.permissions.query(passwd)).state === "granted") {
-      read.push(passwd.path);
-    }
-    const write = [location.state_root];
-    if (args.values.persist === true && packet !== null) {
-      // The prompt file is replaced through a temporary file beside it.
-      write.push(join(packet, "prompts"));
-    }
+    const { read, write } = await runScope(
+      location,
+      args.values.persist === true,
+    );
     const rewritten = shape.kind === "contract"
       ? rebuild(
         args,

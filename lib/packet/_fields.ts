@@ -6,6 +6,7 @@
  */
 
 import { NotFoundError, UsageError } from "../shared/errors.ts";
+import { readPacketFile } from "./packet_files.ts";
 
 const PROVIDER_ALIASES: Record<string, string> = {
   simulation: "simulated",
@@ -80,21 +81,22 @@ export function provider(value: string | null): string | null {
   return PROVIDER_ALIASES[name] ?? name;
 }
 
-/** Reads a packet file; a missing one is not found, an unreadable one invalid. */
-export async function readFile(path: string, what: string): Promise<string> {
-  try {
-    return await Deno.readTextFile(path);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) {
-      throw new NotFoundError(`Cannot find ${what} "${path}"`, {
-        code: "PACKET_NOT_FOUND",
-      });
-    }
-    throw new UsageError(
-      `Cannot read ${what} "${path}": ${(error as Error).message}`,
-      { code: "INVALID_PACKET", cause: error },
-    );
+/**
+ * Reads a file of the packet, never through a link: a missing one is not
+ * found, a link refused, an unreadable one invalid.
+ */
+export async function readFile(
+  packetDir: string,
+  path: string,
+  what: string,
+): Promise<string> {
+  const text = await readPacketFile(packetDir, path, what);
+  if (text === null) {
+    throw new NotFoundError(`Cannot find ${what} "${path}"`, {
+      code: "PACKET_NOT_FOUND",
+    });
   }
+  return text;
 }
 
 /** Keys an older packet format used, refused with the key that replaced them. */

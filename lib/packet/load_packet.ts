@@ -6,7 +6,12 @@
  */
 
 import { basename, isAbsolute, join, resolve } from "node:path";
-import { elidePath, NotFoundError, UsageError } from "../shared/errors.ts";
+import {
+  elidePath,
+  NotFoundError,
+  StateError,
+  UsageError,
+} from "../shared/errors.ts";
 import { parseViewSettings, type ViewSettings } from "../shared/view.ts";
 import { DEFAULT_VIEW } from "../shared/view.ts";
 import {
@@ -25,6 +30,7 @@ import {
   type PromptSpec,
   type RepoConfig,
 } from "./packet.ts";
+import { inPacket, insidePacket, readPacketFile } from "./packet_files.ts";
 import { normalizePromptId } from "./prompt_id.ts";
 import { DEFAULT_RECOVERY, parseRecovery } from "./recovery.ts";
 
@@ -134,6 +140,26 @@ function resolveDependencies(
   }
 }
 
+/**
+ * The entries of the prompt directory, reached without following a link;
+ * none when it does not exist.
+ */
+function listPromptDir(
+  root: string,
+  promptDir: string,
+  manifestFile: string,
+): Deno.DirEntry[] {
+  try {
+    return inPacket(root, promptDir, (here) => here.list());
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return [];
+    if (error instanceof StateError && error.code === "NOT_A_DIRECTORY") {
+      invalid(manifestFile, `"${promptDir}" is not a directory`);
+    }
+    throw error;
+  }
+}
+
 function compareIds(a: string, b: string): number {
   return Number(a) - Number(b) || a.localeCompare(b);
 }
@@ -208,21 +234,17 @@ export async function loadPacket(dir: string): Promise<Packet> {
   }
   const realRoot = await Deno.realPath(root);
   const manifestFile = join(realRoot, MANIFEST_FILE);
-  let text: string;
-  try {
-    text = await Deno.readTextFile(manifestFile);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) {
-      throw new NotFoundError(
-        `Cannot find packet "${elidePath(dir)}": it has no ${MANIFEST_FILE}`,
-        {
-          code: "PACKET_NOT_FOUND",
-          hint:
-            "A packet is a directory with prompt_runner_packet.md and prompts/",
-        },
-      );
-    }
-    throw error;
+  // Below the packet directory nothing is read through a link.
+  const text = await readPacketFile(realRoot, manifestFile, "manifest");
+  if (text === null) {
+    throw new NotFoundError(
+      `Cannot find packet "${elidePath(dir)}": it has no ${MANIFEST_FILE}`,
+      {
+        code: "PACKET_NOT_FOUND",
+        hint:
+          "A packet is a directory with prompt_runner_packet.md and prompts/",
+      },
+    );
   }
   const warnings: string[] = [];
   // Imported here, not at the top: the YAML parser is the dearest module to
@@ -266,15 +288,17 @@ export async function loadPacket(dir: string): Promise<Packet> {
     optionalString(attributes, "prompt_dir", manifestFile) ??
       "prompts";
   const promptDir = resolve(realRoot, promptDirName);
+  if (!insidePacket(realRoot, promptDir)) {
+    invalid(
+      manifestFile,
+      `prompt_dir must name a directory inside the packet, found "${promptDirName}"`,
+    );
+  }
   const files: string[] = [];
-  try {
-    for await (const entry of Deno.readDir(promptDir)) {
-      if (entry.name.endsWith(".prompt.md") && !entry.name.startsWith(".")) {
-        files.push(join(promptDir, entry.name));
-      }
+  for (const entry of listPromptDir(realRoot, promptDir, manifestFile)) {
+    if (entry.name.endsWith(".prompt.md") && !entry.name.startsWith(".")) {
+      files.push(join(promptDir, entry.name));
     }
-  } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) throw error;
   }
   if (files.length === 0) {
     invalid(

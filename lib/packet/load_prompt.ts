@@ -68,7 +68,7 @@ export async function loadPrompt(
   packetDir: string,
   warnings: string[],
 ): Promise<PromptSpec & { raw_depends_on: unknown }> {
-  const text = await readFile(file, "prompt file");
+  const text = await readFile(packetDir, file, "prompt file");
   const { parseFrontMatter } = await import("./front_matter.ts");
   const { attributes, body } = parseFrontMatter(text, file);
   refuseRenamedKeys(attributes, file);

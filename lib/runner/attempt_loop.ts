@@ -321,12 +321,13 @@ async function enforcedFor(
     const { packet } = await currentContract(prompt, {
       stateRoot: null,
       repos,
+      packetDir: ctx.packet.dir,
     });
     return await ctx.options.contract(prompt.id, packet);
   }
   const { contract, amendments, amendments_file } = await currentContract(
     prompt,
-    { stateRoot: ctx.stateRoot, repos },
+    { stateRoot: ctx.stateRoot, repos, packetDir: ctx.packet.dir },
   );
   return { contract, amendments, amendments_file };
 }

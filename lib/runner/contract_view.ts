@@ -113,6 +113,7 @@ export async function contract(
   const current = await currentContract(prompt, {
     stateRoot,
     repos: packet.repos.map((repo) => repo.name),
+    packetDir: packet.dir,
   });
   return {
     prompt_id: prompt.id,

@@ -13,7 +13,8 @@ import {
 } from "../control/amendment_log.ts";
 import { type Contract, parseContract } from "../packet/contract.ts";
 import type { PromptSpec } from "../packet/packet.ts";
-import { NotFoundError, UsageError } from "../shared/errors.ts";
+import { readPacketFile } from "../packet/packet_files.ts";
+import { NotFoundError } from "../shared/errors.ts";
 
 /** The enforced contract of a prompt, and what it was made from. */
 export interface EnforcedContract {
@@ -31,6 +32,8 @@ export interface CurrentContractOptions {
   stateRoot: string | null;
   /** The repo names the packet declares (contract entries may name them). */
   repos: readonly string[];
+  /** The packet directory: the prompt file is read only inside it. */
+  packetDir: string;
 }
 
 /** A prompt's contract as it stands at one moment, and what it was made from. */
@@ -42,28 +45,23 @@ export interface CurrentContract extends EnforcedContract {
 }
 
 /**
- * Reads a prompt file's `verify:` as the file is now.
+ * Reads a prompt file's `verify:` as the file is now, never through a link
+ * below the packet directory.
  *
  * @throws {NotFoundError} when the file is gone, {UsageError} when it cannot
  * be read or its front matter or contract is invalid; both name the file.
+ * @throws {LinkRefusedError} when it (or its directory) is now a link.
  */
 async function readPromptContract(
+  packetDir: string,
   file: string,
   repos: readonly string[],
 ): Promise<Contract> {
-  let text: string;
-  try {
-    text = await Deno.readTextFile(file);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) {
-      throw new NotFoundError(
-        `Cannot read prompt file "${file}": it no longer exists`,
-        { code: "PROMPT_FILE_GONE", cause: error },
-      );
-    }
-    throw new UsageError(
-      `Cannot read prompt file "${file}": ${(error as Error).message}`,
-      { code: "INVALID_PACKET", cause: error },
+  const text = await readPacketFile(packetDir, file, "prompt file");
+  if (text === null) {
+    throw new NotFoundError(
+      `Cannot read prompt file "${file}": it no longer exists`,
+      { code: "PROMPT_FILE_GONE" },
     );
   }
   const { parseFrontMatter } = await import("../packet/front_matter.ts");
@@ -87,15 +85,17 @@ async function readPromptContract(
  * @throws {NotFoundError} when the prompt file is gone.
  * @throws {UsageError} when the prompt file cannot be read or is invalid,
  * naming the file.
+ * @throws {LinkRefusedError} when the prompt file or a directory above it,
+ * below the packet directory, is a link.
  * @throws {StateError} when an amendment line is torn or invalid.
  */
 export async function currentContract(
   prompt: Pick<PromptSpec, "id" | "file">,
   options: CurrentContractOptions,
 ): Promise<CurrentContract> {
-  const { stateRoot, repos } = options;
+  const { stateRoot, repos, packetDir } = options;
   if (stateRoot === null) {
-    const packet = await readPromptContract(prompt.file, repos);
+    const packet = await readPromptContract(packetDir, prompt.file, repos);
     return {
       packet,
       contract: packet,
@@ -111,7 +111,7 @@ export async function currentContract(
   // this settles.
   let records = await readAmendments(stateRoot, prompt.id);
   for (let look = 1;; look++) {
-    const packet = await readPromptContract(prompt.file, repos);
+    const packet = await readPromptContract(packetDir, prompt.file, repos);
     const after = await readAmendments(stateRoot, prompt.id);
     const settled = JSON.stringify(after) === JSON.stringify(records);
     records = after;

@@ -117,7 +117,7 @@ export async function recordAmendment(
       await commit(stateRoot, amendment);
       return amendment;
     }
-    return await withPromptFile(prompt.file, deadline, async (held) => {
+    return await withPromptFile(resolved, deadline, async (held) => {
       // The file as it is now, not as the packet loaded before the lock.
       const verify = parseContract(
         (await frontMatter()).parseFrontMatter(held.text, prompt.file)

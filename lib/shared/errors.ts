@@ -212,10 +212,21 @@ export class RunLostError extends PromptRunnerError {
   }
 }
 
+/** Options for {@linkcode LinkRefusedError}. */
+export interface LinkRefusedOptions extends ErrorDetailOptions {
+  /**
+   * Where the link was found: inside a state root (the default), or inside
+   * a packet, whose manifest, prompt directory and prompt files are read
+   * (and with `--persist` written) only inside the packet.
+   */
+  within?: "state_root" | "packet";
+}
+
 /**
- * A path inside a private root (a state root) is a symbolic link, or passes
- * through one (exit code 4). prompt_runner never reads or writes through a
- * link there: someone who can plant one could redirect the run's writes.
+ * A path inside a private root (a state root) or a packet is a symbolic
+ * link, or passes through one (exit code 4). prompt_runner never reads or
+ * writes through a link there: someone who can plant one could redirect the
+ * run's writes, or have a packet read (and rewrite) a file elsewhere.
  *
  * @example Usage
  * ```ts
@@ -235,15 +246,20 @@ export class LinkRefusedError extends StateError {
    * Creates a link-refused error.
    *
    * @param path The link.
-   * @param options An optional code, hint and cause.
+   * @param options Where it was found, an optional code, hint and cause.
    */
-  constructor(path: string, options: ErrorDetailOptions = {}) {
+  constructor(path: string, options: LinkRefusedOptions = {}) {
+    const packet = options.within === "packet";
     super(
-      `Refused to use "${path}": it is a link (symbolic, or a hard link to a file named elsewhere), and prompt_runner never reads or writes through a link inside a state root`,
+      packet
+        ? `Refused to use "${path}": it is a link, and prompt_runner reads a packet's manifest, prompt directory and prompt files only inside the packet, never through a link`
+        : `Refused to use "${path}": it is a link (symbolic, or a hard link to a file named elsewhere), and prompt_runner never reads or writes through a link inside a state root`,
       {
-        code: "LINK_REFUSED",
+        code: options.code ?? "LINK_REFUSED",
         hint: options.hint ??
-          "Remove the link (a real file or directory is created in its place); state roots hold no links",
+          (packet
+            ? "Put the file itself in the packet in place of the link (the packet directory itself may be a link)"
+            : "Remove the link (a real file or directory is created in its place); state roots hold no links"),
         ...(options.cause === undefined ? {} : { cause: options.cause }),
       },
     );

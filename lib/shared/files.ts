@@ -29,7 +29,7 @@ export {
 export { writeFileAtomic, writeFileNoReplace } from "./write_file.ts";
 export { createNewFile, openAppend, openExisting } from "./open_file.ts";
 export { appendLine, repairTornTail } from "./append_line.ts";
-export { readStateText, readTextIfExists } from "./read_file.ts";
+export { readAllText, readStateText, readTextIfExists } from "./read_file.ts";
 export { moveLinkAside, removeStaleTemps } from "./stale_entries.ts";
 export { isDirectory, pathExists } from "./path_exists.ts";
 export { anchored, type Here } from "./_anchored.ts";

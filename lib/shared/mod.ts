@@ -10,6 +10,7 @@ export {
   type ErrorDetailOptions,
   ExitCode,
   LinkRefusedError,
+  type LinkRefusedOptions,
   NotFoundError,
   PromptRunnerError,
   type PromptRunnerErrorOptions,

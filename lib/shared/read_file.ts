@@ -35,11 +35,12 @@ export async function readTextIfExists(
 }
 
 /**
- * Reads an open file to its end as UTF-8 text (a leading byte order mark
- * dropped, bad bytes replaced), as `Response.text()` would, without
- * `Response`, whose first use costs a quick command several milliseconds.
+ * Reads an open file from where it stands to its end as UTF-8 text (a
+ * leading byte order mark dropped, bad bytes replaced), as `Response.text()`
+ * would, without `Response`, whose first use costs a quick command several
+ * milliseconds. The file stays open.
  */
-async function readAllText(file: Deno.FsFile): Promise<string> {
+export async function readAllText(file: Deno.FsFile): Promise<string> {
   let buffer = new Uint8Array(16 * 1024);
   let length = 0;
   for (;;) {

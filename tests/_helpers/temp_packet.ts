@@ -142,3 +142,36 @@ simulate:
       tools: [{name: Bash, input: {command: ls}, output: a.md}]
       usage: {input_tokens: 100, output_tokens: 10}`);
 }
+
+const PROMPT_NAME = "01_notes.prompt.md";
+const MANIFEST_FILE = "prompt_runner_packet.md";
+
+/** Where a link can lead out of the packet. */
+export type PacketPart = "prompt" | "prompts" | "manifest";
+
+/**
+ * Moves part of a packet to `ROOT/outside/` and leaves a symbolic link in
+ * its place (the prompt is `prompts/01_notes.prompt.md`); returns the link
+ * and the file it leads to.
+ */
+export async function linkOutOfPacket(
+  packet: TempPacket,
+  part: PacketPart,
+): Promise<{ link: string; outside: string }> {
+  const outside = join(packet.root, "outside");
+  await Deno.mkdir(outside, { recursive: true });
+  const from = part === "prompt"
+    ? join(packet.dir, "prompts", PROMPT_NAME)
+    : part === "prompts"
+    ? join(packet.dir, "prompts")
+    : join(packet.dir, MANIFEST_FILE);
+  const to = part === "prompts"
+    ? join(outside, "prompts")
+    : join(outside, part === "prompt" ? PROMPT_NAME : MANIFEST_FILE);
+  await Deno.rename(from, to);
+  await Deno.symlink(to, from);
+  return {
+    link: from,
+    outside: part === "prompts" ? join(to, PROMPT_NAME) : to,
+  };
+}
