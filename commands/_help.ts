@@ -144,7 +144,8 @@ workspaces and the current directory's packet): a runs page that updates
 live, and a page per run with its snapshot, timeline, event stream, control
 log and contract, and forms to steer it, change its view, and amend or
 relax its contract. New runs of those targets appear as they start. The
-dashboard uses the same client API as the CLI and has no other powers.
+dashboard uses the same client API as the CLI and has no other powers: each
+action runs in a worker confined to its run as the control command is.
 
 The first line on stdout is the URL to open, with a random access token:
   dashboard: http://HOST:PORT/?token=TOKEN

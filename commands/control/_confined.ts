@@ -16,7 +16,8 @@ import {
 } from "../../lib/shared/errors.ts";
 import type { CommandContext } from "../_context.ts";
 import { StdoutClosedError, Writer } from "../_output.ts";
-import { CONTROL_ENV, planScope } from "./_scope.ts";
+import type { RunLocation } from "../../lib/workspace/run_location.ts";
+import { CONTROL_ENV, planScope, runScope } from "./_scope.ts";
 
 /** A message from the main thread to the worker. */
 export type ToWorker =
@@ -34,12 +35,19 @@ export type ToWorker =
      */
     direct: boolean;
   }
-  | { type: "ack"; id: number; closed: boolean };
+  | { type: "ack"; id: number; closed: boolean }
+  | {
+    /** One call of the worker's handler (a dashboard action). */
+    type: "call";
+    request: unknown;
+    stateRoot: string;
+  };
 
 /** A message from the worker to the main thread. */
 export type FromWorker =
   | { type: "write"; id: number; stream: "stdout" | "stderr"; text: string }
   | { type: "done"; code: number }
+  | { type: "result"; value: unknown }
   | {
     type: "failed";
     /** A refusal with its own exit code (not a bug). */
@@ -83,6 +91,14 @@ function rebuilt(failed: FromWorker & { type: "failed" }): Error {
  * arguments (those before the script's), or baked into a compiled binary.
  */
 function workerOptionsEnabled(): boolean {
+  // A process's arguments never change: a dashboard asks once.
+  enabledHere ??= lookForWorkerOptions();
+  return enabledHere;
+}
+
+let enabledHere: boolean | undefined;
+
+function lookForWorkerOptions(): boolean {
   try {
     if (!/(^|\/)deno$/.test(Deno.execPath())) return true;
     if (Deno.build.os !== "linux") return true;
@@ -121,9 +137,9 @@ function granted<T extends string>(
   return held.length > 0 ? held : false;
 }
 
-function cannotConfine(name: string, detail: string, cause?: unknown): never {
+function cannotConfine(what: string, detail: string, cause?: unknown): never {
   throw new StateError(
-    `Cannot confine "control ${name}" to its state root: ${detail}`,
+    `Cannot confine ${what} to its state root: ${detail}`,
     {
       code: "CANNOT_CONFINE",
       hint:
@@ -141,31 +157,26 @@ function writesDirectly(context: CommandContext): boolean {
 }
 
 /**
- * Runs control command `name` in a worker confined to its run.
+ * Starts worker `entry` with permissions narrowed to `scope` (what
+ * {@linkcode runScope} names), after checking this process may narrow them.
  *
- * @returns The command's exit code.
- * @throws The command's error, rebuilt in this thread.
+ * @param what What runs, for the error (`"control status"`).
+ * @throws {StateError} `CANNOT_CONFINE` when the worker cannot be confined.
  */
-export async function runConfined(
-  name: string,
-  context: CommandContext,
-  argv: string[],
-): Promise<number> {
-  // Looking for the flag spawns cat: done while the scope is planned.
-  const enabled = workerOptionsEnabled();
-  const scope = await planScope(name, argv, context.cwd);
+function confinedWorker(
+  what: string,
+  entry: URL,
+  scope: { read: string[] | true; write: string[] },
+  enabled: boolean,
+): Worker {
   if (!enabled) {
     cannotConfine(
-      name,
+      what,
       "the runtime was started without --unstable-worker-options",
     );
   }
-  let worker: Worker;
   try {
-    // relax shares amend's module, and so its worker entry.
-    const entry = name === "relax" ? "amend" : name;
-    const url = new URL(`./_workers/${entry}.ts`, import.meta.url).href;
-    worker = new Worker(url, {
+    return new Worker(entry.href, {
       type: "module",
       deno: {
         permissions: {
@@ -186,18 +197,42 @@ export async function runConfined(
     });
   } catch (error) {
     cannotConfine(
-      name,
+      what,
       error instanceof Error ? error.message : String(error),
       error,
     );
   }
+}
+
+/**
+ * Runs control command `name` in a worker confined to its run.
+ *
+ * @returns The command's exit code.
+ * @throws The command's error, rebuilt in this thread.
+ */
+export async function runConfined(
+  name: string,
+  context: CommandContext,
+  argv: string[],
+): Promise<number> {
+  // Looking for the flag spawns cat: done while the scope is planned.
+  const enabled = workerOptionsEnabled();
+  const scope = await planScope(name, argv, context.cwd);
+  // relax shares amend's module, and so its worker entry.
+  const entry = name === "relax" ? "amend" : name;
+  const worker = confinedWorker(
+    `"control ${name}"`,
+    new URL(`./_workers/${entry}.ts`, import.meta.url),
+    scope,
+    enabled,
+  );
   try {
     return await new Promise<number>((resolve, reject) => {
       worker.onmessage = async (event: MessageEvent<FromWorker>) => {
         const message = event.data;
         if (message.type === "done") resolve(message.code);
         else if (message.type === "failed") reject(rebuilt(message));
-        else {
+        else if (message.type === "write") {
           let closed = false;
           try {
             await context[message.stream].write(message.text);
@@ -232,6 +267,55 @@ export async function runConfined(
   } catch (error) {
     if (error instanceof StdoutClosedError) return ExitCode.OK;
     throw error;
+  } finally {
+    worker.terminate();
+  }
+}
+
+/**
+ * Calls the handler of worker `entry` (see `serveCall` in `_worker.ts`)
+ * once, with `request`, in a worker confined to the run at `location`
+ * exactly as a control command on it is ({@linkcode runScope}): the
+ * dashboard's actions run this way, so they have no power the CLI lacks.
+ *
+ * @param what What runs, for the errors (`web action "amend"`).
+ * @param persist Whether the call may rewrite the packet's prompt files.
+ * @returns What the handler returned.
+ * @throws The handler's error, rebuilt in this thread: a refusal (a path
+ * outside the scope, a link) as a {@linkcode PromptRunnerError} with its
+ * exit code; {@linkcode StateError} `CANNOT_CONFINE` when the worker cannot
+ * be confined.
+ */
+export async function callConfined(
+  what: string,
+  entry: URL,
+  location: Pick<RunLocation, "state_root" | "packet_dir">,
+  persist: boolean,
+  request: unknown,
+): Promise<unknown> {
+  const enabled = workerOptionsEnabled();
+  const scope = await runScope(location, persist);
+  const worker = confinedWorker(what, entry, scope, enabled);
+  try {
+    return await new Promise<unknown>((resolve, reject) => {
+      worker.onmessage = (event: MessageEvent<FromWorker>) => {
+        const message = event.data;
+        if (message.type === "result") resolve(message.value);
+        else if (message.type === "failed") reject(rebuilt(message));
+        else reject(new Error(`Unexpected "${message.type}" from ${what}`));
+      };
+      worker.onerror = (event) => {
+        event.preventDefault();
+        reject(new Error(event.message));
+      };
+      worker.postMessage(
+        {
+          type: "call",
+          request,
+          stateRoot: location.state_root,
+        } satisfies ToWorker,
+      );
+    });
   } finally {
     worker.terminate();
   }

@@ -1,10 +1,11 @@
 /**
- * The worker a confined control command runs in (DESIGN §11): its
- * permissions reach only the run's state root and packet, so a path that
- * escapes by name is stopped by the runtime. Output goes to the process's
- * own stdout and stderr, or, when the caller gave other writers, back to the
- * main thread one acknowledged write at a time; the exit code or the error
- * ends the conversation.
+ * The worker a confined control command (or a dashboard action) runs in
+ * (DESIGN §11): its permissions reach only the run's state root and packet,
+ * so a path that escapes by name is stopped by the runtime. A command's
+ * output goes to the process's own stdout and stderr, or, when the caller
+ * gave other writers, back to the main thread one acknowledged write at a
+ * time; the exit code or the error ends the conversation. An action is one
+ * call: its result or its error.
  *
  * @module
  */
@@ -143,6 +144,28 @@ async function run(
 }
 
 /**
+ * Serves the main thread's one call (`callConfined` in `_confined.ts`):
+ * `handler` runs with the request in this worker, confined to the run, and
+ * its result (structured-cloneable) or its error is posted back, the error
+ * described as a command's would be (a path outside the scope is the
+ * runtime's refusal, exit 4).
+ */
+export function serveCall(
+  handler: (request: unknown) => Promise<unknown>,
+): void {
+  self.onmessage = async (event: MessageEvent<ToWorker>) => {
+    const message = event.data;
+    if (message.type !== "call") return;
+    try {
+      await testEscape(message.stateRoot);
+      post({ type: "result", value: await handler(message.request) });
+    } catch (error) {
+      post(describe(error));
+    }
+  };
+}
+
+/**
  * Serves the main thread's request to run one of `commands` in this worker
  * (each worker entry in `_workers/` names its own, so a worker loads only
  * the code of the command it runs).
@@ -154,7 +177,7 @@ export function serveCommands(commands: Record<string, Command>): void {
       const resolve = acks.get(message.id);
       acks.delete(message.id);
       resolve?.(message.closed);
-    } else {
+    } else if (message.type === "run") {
       run(commands, message);
     }
   };

@@ -1,65 +1,58 @@
 /**
- * The dashboard's actions: form posts turned into client API calls (steer,
- * set_view, amend, relax) under the author `web:<name>`, answered with the
- * plane's decision when it comes within a few seconds. Bad input is refused
- * with the message the CLI gives for it.
+ * The dashboard's actions (steer, set_view, amend, relax): a posted form is
+ * read here, then the action runs in a worker confined to its run exactly
+ * as the CLI's control command on it would be (the same scope: read and
+ * write the state root, read the packet, write its `prompts/` only with
+ * "also write it into the prompt file"), through the same client API and
+ * its link refusals, so the dashboard has no power a `control` command
+ * lacks. What the action does is in `_run_action.ts`.
  *
  * @module
  */
 
-import {
-  amend,
-  contract,
-  NotFoundError,
-  PromptRunnerError,
-  relax,
-  type RequestOutcome,
-  requestOutcome,
-  type RunRef,
-  type SentRequest,
-  setView,
-  steer,
-  UsageError,
-  VIEW_OPTIONS,
-  type ViewKey,
-} from "../../mod.ts";
+import { PromptRunnerError } from "../../mod.ts";
+import { callConfined } from "../control/_confined.ts";
+import type { ActionCall } from "./_action_worker.ts";
+import type {
+  ActionFields,
+  ActionName,
+  ActionResult,
+  ActionTarget,
+} from "./_run_action.ts";
 
-/** The action paths, by their last segment. */
-export const ACTION_NAMES = ["steer", "view", "amend", "relax"] as const;
+export {
+  ACTION_NAMES,
+  type ActionName,
+  type ActionResult,
+  type ActionTarget,
+} from "./_run_action.ts";
 
-/** An action's name. */
-export type ActionName = typeof ACTION_NAMES[number];
+/** The worker every action runs in. */
+const ACTION_WORKER = new URL("./_action_worker.ts", import.meta.url);
 
-/** How long a post waits for the plane's decision. */
-const DECISION_MS = 5_000;
+/**
+ * How many actions run at once, each in its own worker; more wait their
+ * turn, so a burst of posts cannot start a worker per post.
+ */
+const MAX_RUNNING = 4;
 
-/** What an action came to. */
-export interface ActionResult {
-  /** The HTTP status of a JSON answer. */
-  status: number;
-  /** The JSON answer. */
-  body: {
-    request_id?: string;
-    outcome: string;
-    reason: string | null;
-  };
-  /** Where a plain form post is sent next (query of the run page). */
-  query: Record<string, string>;
-}
+let running = 0;
+const waiting: (() => void)[] = [];
 
-/** Where an action applies. */
-export interface ActionTarget {
-  /** The run. */
-  ref: RunRef;
-  /** The run's packet, for amend and relax. */
-  packet_dir: string | null;
-  /** The recorded author (`web:<name>`). */
-  author: string;
-}
-
-function field(form: FormData, name: string): string {
-  const value = form.get(name);
-  return typeof value === "string" ? value : "";
+/** Runs `work` once fewer than {@linkcode MAX_RUNNING} others run. */
+async function inTurn<T>(work: () => Promise<T>): Promise<T> {
+  if (running >= MAX_RUNNING) {
+    await new Promise<void>((resolve) => waiting.push(resolve));
+  } else {
+    running++;
+  }
+  try {
+    return await work();
+  } finally {
+    const next = waiting.shift();
+    if (next === undefined) running--;
+    else next();
+  }
 }
 
 function refused(
@@ -74,148 +67,15 @@ function refused(
   };
 }
 
-/** Waits for a request's decision: applied/rejected, else what is known. */
-async function decision(
-  ref: RunRef,
-  sent: SentRequest,
-): Promise<RequestOutcome | null> {
-  const deadline = Date.now() + DECISION_MS;
-  let last: RequestOutcome | null = null;
-  for (;;) {
-    last = await requestOutcome(ref, sent.request_id).catch(() => last);
-    if (last?.final) return last;
-    if (Date.now() >= deadline) return last;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-async function requested(
-  action: ActionName,
-  target: ActionTarget,
-  sent: SentRequest,
-): Promise<ActionResult> {
-  const found = await decision(target.ref, sent);
-  const outcome = found === null || found.outcome === "pending" ||
-      found.outcome === "received"
-    ? "accepted"
-    : found.outcome;
-  return {
-    status: 200,
-    body: {
-      request_id: sent.request_id,
-      outcome,
-      reason: found?.reason ?? null,
-    },
-    query: { action, request: sent.request_id },
-  };
-}
-
-/** An amend or relax entry from the form's one `value`. */
-function entryOf(clause: string, value: string): unknown {
-  if (clause === "contains") {
-    const at = value.indexOf("=");
-    if (at <= 0 || at === value.length - 1) {
-      throw new UsageError(
-        `Invalid --add-contains ${JSON.stringify(value)}: expected PATH=TEXT`,
-      );
-    }
-    return { path: value.slice(0, at), text: value.slice(at + 1) };
-  }
-  if (clause === "commands") {
-    const [exec, ...args] = value.trim().split(/\s+/);
-    if (!exec) throw new UsageError("--add-command needs a command to run");
-    return args.length ? { exec, args } : { exec };
-  }
-  return value;
-}
-
-async function runAction(
-  action: ActionName,
-  form: FormData,
-  target: ActionTarget,
-): Promise<ActionResult> {
-  const author = target.author;
-  switch (action) {
-    case "steer": {
-      const text = field(form, "text");
-      if (text.trim() === "") {
-        throw new UsageError(
-          "A steer needs something to say: the text is empty",
-          { code: "EMPTY_STEER" },
-        );
-      }
-      const prompt = field(form, "prompt").trim();
-      const sent = await steer(target.ref, text, {
-        author,
-        ...(prompt === "" ? {} : { promptId: prompt }),
-      });
-      return await requested(action, target, sent);
-    }
-    case "view": {
-      const settings: Partial<Record<ViewKey, string>> = {};
-      for (const key of Object.keys(VIEW_OPTIONS) as ViewKey[]) {
-        const value = field(form, key).trim();
-        if (value !== "") settings[key] = value;
-      }
-      if (Object.keys(settings).length === 0) {
-        throw new UsageError("Name at least one setting to change");
-      }
-      const sent = await setView(target.ref, settings, { author });
-      return await requested(action, target, sent);
-    }
-    case "amend":
-    case "relax": {
-      const prompt = field(form, "prompt").trim();
-      const clause = field(form, "clause").trim();
-      const reason = field(form, "reason");
-      const persist = field(form, "persist") === "on";
-      if (action === "relax" && field(form, "confirm") !== "on") {
-        throw new UsageError(
-          "Relaxing a contract needs confirmation: pass --confirm",
-        );
-      }
-      if (reason.trim() === "") {
-        throw new UsageError(
-          `${
-            action === "amend" ? "An amendment" : "A relaxation"
-          } needs a reason: --reason is mandatory`,
-        );
-      }
-      if (prompt === "") throw new UsageError("A prompt id is required");
-      if (target.packet_dir === null) {
-        throw new NotFoundError(
-          "Cannot change the contract: the run's packet is not known",
-        );
-      }
-      const where = {
-        packet_dir: target.packet_dir,
-        state_root: target.ref.state_root,
-      };
-      const record = action === "amend"
-        ? await amend(where, prompt, {
-          clause,
-          entries: [entryOf(clause, field(form, "value"))],
-          reason,
-          persist,
-          author,
-        })
-        : await relax(where, prompt, {
-          clause,
-          reason,
-          confirm: true,
-          persist,
-          author,
-        });
-      // Its number among the prompt's amendments, for the page to name.
-      const count = (await contract(where, record.prompt).catch(() => null))
-        ?.amendments.length ?? 0;
-      return {
-        status: 200,
-        body: { outcome: "recorded", reason: null },
-        query: { action, amendment: String(count), prompt: record.prompt },
-      };
+/** A form's fields, the first value of each (files ignored). */
+function fieldsOf(form: FormData): ActionFields {
+  const fields: ActionFields = {};
+  for (const [name, value] of form) {
+    if (typeof value === "string" && !Object.hasOwn(fields, name)) {
+      fields[name] = value;
     }
   }
+  return fields;
 }
 
 /**
@@ -235,18 +95,29 @@ export async function postAction(
   } catch {
     return refused(action, 400, "The form could not be read");
   }
+  const fields = fieldsOf(form);
+  const contractual = action === "amend" || action === "relax";
   try {
-    return await runAction(action, form, target);
+    return await inTurn(async () =>
+      await callConfined(
+        `web action "${action}"`,
+        ACTION_WORKER,
+        {
+          state_root: target.ref.state_root,
+          packet_dir: contractual ? target.packet_dir : null,
+        },
+        contractual && fields.persist === "on",
+        { action, fields, target } satisfies ActionCall,
+      ) as ActionResult
+    );
   } catch (error) {
-    if (error instanceof UsageError) {
-      return refused(action, 400, error.message);
-    }
-    if (error instanceof NotFoundError) {
-      return refused(action, 404, error.message);
-    }
-    if (error instanceof PromptRunnerError) {
-      return refused(action, 409, error.message);
-    }
-    throw error;
+    // Errors come back from the worker rebuilt: judged by their exit code.
+    if (!(error instanceof PromptRunnerError)) throw error;
+    const status = error.exitCode === 2
+      ? 400
+      : error.exitCode === 3
+      ? 404
+      : 409;
+    return refused(action, status, error.message);
   }
 }

@@ -1,7 +1,8 @@
 /**
  * The dashboard is a client like any other (issue 12): `commands/serve.ts`
  * and every file in `commands/serve/` import only `mod.ts`, each other,
- * `node:` built-ins, and (`serve.ts` only) the CLI's plumbing. Never `lib/`.
+ * `node:` built-ins, (`serve.ts` only) the CLI's plumbing, and (two named
+ * files only) the control commands' confinement (issue 19). Never `lib/`.
  */
 
 import assert from "node:assert/strict";
@@ -10,6 +11,20 @@ import { ROOT } from "../_helpers/run_cli.ts";
 
 /** The CLI plumbing `commands/serve.ts` may use. */
 const PLUMBING = ["./_args.ts", "./_context.ts", "./_help.ts", "./_output.ts"];
+
+/**
+ * The confinement plumbing two dashboard files may use, and nothing else
+ * of the CLI (issue 19): a web action must run in a worker confined to its
+ * run exactly as a control command is, so the dashboard starts it (and the
+ * worker answers) through the control commands' own code, not a copy.
+ * That code is the CLI's, not the library's: it needs the runtime's
+ * `--unstable-worker-options` and worker entry modules, which `mod.ts`, a
+ * library anyone imports, has no business exposing.
+ */
+const CONFINEMENT: Readonly<Record<string, readonly string[]>> = {
+  "commands/serve/_actions.ts": ["../control/_confined.ts"],
+  "commands/serve/_action_worker.ts": ["../control/_worker.ts"],
+};
 
 /** The import and export specifiers of a module's text (static and dynamic). */
 function importSpecifiers(text: string): string[] {
@@ -36,7 +51,8 @@ function breach(file: string, specifier: string): string | null {
   const inServe = file.startsWith("commands/serve/");
   const allowed = inServe
     ? specifier === "../../mod.ts" ||
-      /^\.\/[A-Za-z0-9_]+\.ts$/.test(specifier)
+      /^\.\/[A-Za-z0-9_]+\.ts$/.test(specifier) ||
+      (CONFINEMENT[file] ?? []).includes(specifier)
     : specifier === "../mod.ts" || PLUMBING.includes(specifier) ||
       /^\.\/serve\/[A-Za-z0-9_]+\.ts$/.test(specifier);
   return allowed ? null : `${file} imports "${specifier}"`;
@@ -104,5 +120,18 @@ import { ok } from "./_runs.ts";
   assert.equal(
     breach("commands/serve.ts", "./control/_signals.ts"),
     'commands/serve.ts imports "./control/_signals.ts"',
+  );
+  // The confinement plumbing, only where it is named.
+  assert.equal(
+    breach("commands/serve/_actions.ts", "../control/_confined.ts"),
+    null,
+  );
+  assert.equal(
+    breach("commands/serve/_server.ts", "../control/_confined.ts"),
+    'commands/serve/_server.ts imports "../control/_confined.ts"',
+  );
+  assert.equal(
+    breach("commands/serve/_actions.ts", "../control/_scope.ts"),
+    'commands/serve/_actions.ts imports "../control/_scope.ts"',
   );
 });
