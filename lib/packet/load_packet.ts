@@ -177,7 +177,11 @@ function compareIds(a: string, b: string): number {
  * @throws {NotFoundError} when the directory or its manifest does not exist.
  * @throws {UsageError} when a file is malformed: bad YAML, a front matter
  * that is not a mapping, an unknown clause, a duplicate id, an id that does
- * not match its file name; the message names the file and the problem.
+ * not match its file name, a `prompt_dir` outside the packet; the message
+ * names the file and the problem.
+ * @throws {LinkRefusedError} when the manifest, the prompt directory or a
+ * prompt file is a link (the packet directory itself may be one): a packet
+ * is read only inside its directory, never through a link.
  *
  * @example Usage
  * ```ts

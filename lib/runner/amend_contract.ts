@@ -135,6 +135,9 @@ function checkEntries(
  * @throws {StateError} when other amendments hold the lock past
  * `lockTimeoutMs`, or the state root cannot be written (nothing is
  * recorded then).
+ * @throws {LinkRefusedError} for a link in the state root, or below the
+ * packet directory (the manifest, the prompt directory, the prompt file):
+ * the packet is read, and with `persist` rewritten, only inside it.
  *
  * @example Usage
  * ```ts

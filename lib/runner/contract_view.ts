@@ -77,6 +77,8 @@ function diffContracts(before: Contract, after: Contract): ContractDiffEntry[] {
  * @returns The contract view.
  * @throws {NotFoundError} for an unknown prompt or packet.
  * @throws {StateError} when an amendment line is torn or invalid.
+ * @throws {LinkRefusedError} for a link below the packet directory (the
+ * manifest, the prompt directory, the prompt file) or in the state root.
  *
  * @example The packet's contract beside the enforced one
  * ```ts
