@@ -52,7 +52,8 @@ async function kindOf(path: string): Promise<"dir" | "file" | null> {
 
 /**
  * Reads and checks a workspace file. Relative paths in it are relative to
- * the file's directory.
+ * the file's directory: the directory of the file it links to, when it is
+ * a symbolic link.
  *
  * @param path The file (relative to `options.cwd`).
  * @param options The directory `path` is relative to, and the environment
@@ -139,7 +140,9 @@ export async function loadWorkspaceFile(
     );
   }
   const id = raw.id as string;
-  const base = dirname(file);
+  // Beside the file itself: a workspace.yml linked from elsewhere means
+  // what it says where it lives.
+  const base = dirname(await Deno.realPath(file));
   const pathOf = (key: readonly string[], given: unknown): string => {
     if (typeof given !== "string" || given.trim() === "") {
       invalid(key, "expected a path");
