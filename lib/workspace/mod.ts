@@ -47,8 +47,14 @@ export {
   listWorkspaces,
   type PreparedWorkspace,
   prepareWorkspace,
+  type PrepareWorkspaceOptions,
   type WorkspaceEntry,
 } from "./prepare_workspace.ts";
+export {
+  checkStateRootSite,
+  type StateRootSiteOptions,
+  type StateRootSource,
+} from "./check_state_root_site.ts";
 export { isStateRoot, relatedWorkspaces } from "./workspace_location.ts";
 export { applyRepoOverrides } from "./apply_repo_overrides.ts";
 export {

@@ -5,6 +5,7 @@
  * @module
  */
 
+import { resolve } from "../shared/posix_path.ts";
 import { NotFoundError, StateError, UsageError } from "../shared/errors.ts";
 import { currentSnapshot } from "../control/snapshot.ts";
 import type { StateHomeOptions } from "./state_home.ts";
@@ -17,6 +18,7 @@ import {
   readRegistry,
   readStateRootTag,
   registerWorkspace,
+  type Registry,
   type StateRootTag,
   unknownWorkspace,
   unregisterWorkspace,
@@ -33,20 +35,34 @@ export interface PreparedWorkspace {
   moved_from: string | null;
 }
 
+/** Options for {@linkcode prepareWorkspace}. */
+export interface PrepareWorkspaceOptions extends StateHomeOptions {
+  /** The directory relative paths are resolved against. */
+  cwd: string;
+  /**
+   * The packet a run is about to use (`run --workspace FILE --packet DIR`),
+   * when the file binds none: the state root must not contain it either.
+   */
+  packet?: string;
+}
+
 /**
  * Prepares the workspace a file describes: creates its state root (0700),
  * tags it with `state_root.json` and registers its id. Preparing again is
  * harmless, and moves the id when `state_root` changed.
  *
- * @throws {UsageError} for an invalid workspace file, or a state root inside
- * the packet.
+ * @throws {UsageError} for an invalid workspace file, a state root inside
+ * the packet, or one that contains the packet, a repo checkout or
+ * prompt_runner's state home, or is a non-empty directory prompt_runner did
+ * not make (`STATE_ROOT_CLASH`).
  * @throws {NotFoundError} for a missing file, packet or repo.
- * @throws {StateError} when the state root is another workspace's, or not
- * usable (not ours, not a directory).
+ * @throws {StateError} when the state root is another workspace's, inside
+ * or around another workspace's (`STATE_ROOT_NESTED`), or not usable (a
+ * system, shared or home directory, not ours, not a directory).
  */
 export async function prepareWorkspace(
   path: string,
-  options: StateHomeOptions & { cwd: string },
+  options: PrepareWorkspaceOptions,
 ): Promise<PreparedWorkspace> {
   const workspace = await loadWorkspaceFile(path, options);
   if (
@@ -58,6 +74,13 @@ export async function prepareWorkspace(
       { code: "INVALID_WORKSPACE" },
     );
   }
+  // Loaded here: resolving a TARGET (every control command) never needs it.
+  const { checkStateRoot, openStateRoot } = await import(
+    "../shared/state_root.ts"
+  );
+  // What is never a state root (a system or shared directory, another
+  // user's) is refused before anything is read in it.
+  await checkStateRoot(workspace.state_root);
   let existing: StateRootTag | null = null;
   try {
     existing = await readStateRootTag(workspace.state_root);
@@ -73,8 +96,18 @@ export async function prepareWorkspace(
       },
     );
   }
-  // Loaded here: resolving a TARGET (every control command) never needs it.
-  const { openStateRoot } = await import("../shared/state_root.ts");
+  const registry = await readRegistry(options);
+  await refuseNesting(workspace, registry);
+  const { checkStateRootSite } = await import("./check_state_root_site.ts");
+  const packet = options.packet === undefined
+    ? workspace.packet
+    : resolve(options.cwd, options.packet);
+  await checkStateRootSite(workspace.state_root, {
+    ...options,
+    source: { workspace_file: workspace.file },
+    packet_dir: packet,
+    repos: Object.values(workspace.repos),
+  });
   const root = await openStateRoot(workspace.state_root, {
     create: true,
     repair: true,
@@ -84,13 +117,46 @@ export async function prepareWorkspace(
     manifest: workspace.file,
     packet: workspace.packet,
   });
-  const before = (await readRegistry(options))[workspace.id] ?? null;
+  const before = registry[workspace.id] ?? null;
   await registerWorkspace(workspace.id, root, options);
   return {
     workspace,
     state_root: root,
     moved_from: before !== null && before !== root ? before : null,
   };
+}
+
+/**
+ * Refuses a state root inside or around another registered workspace's (a
+ * delete of the outer one would take the inner one with it), or the same
+ * (its tag gone).
+ */
+async function refuseNesting(
+  workspace: WorkspaceFile,
+  registry: Registry,
+): Promise<void> {
+  const { realOrGiven } = await import("./check_state_root_site.ts");
+  const mine = await realOrGiven(workspace.state_root);
+  for (const [id, given] of Object.entries(registry)) {
+    if (id === workspace.id) continue;
+    const theirs = await realOrGiven(given);
+    const detail = theirs === mine
+      ? `is the state root of workspace "${id}"`
+      : isWithin(theirs, mine)
+      ? `contains the state root "${theirs}" of workspace "${id}"`
+      : isWithin(mine, theirs)
+      ? `lies inside the state root "${theirs}" of workspace "${id}"`
+      : null;
+    if (detail === null) continue;
+    throw new StateError(
+      `Refused to prepare workspace "${workspace.id}": its state root "${workspace.state_root}" ${detail}`,
+      {
+        code: "STATE_ROOT_NESTED",
+        hint:
+          "Workspaces' state roots never nest: give it a state_root of its own, or forget the other workspace",
+      },
+    );
+  }
 }
 
 /** One prepared workspace, as {@linkcode listWorkspaces} reports it. */

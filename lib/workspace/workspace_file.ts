@@ -30,6 +30,22 @@ export interface WorkspaceFile {
   state_root: string;
 }
 
+/**
+ * The line of a key in a workspace file, when the file can still be read
+ * (for messages about a file loaded earlier).
+ */
+export async function workspaceKeyLine(
+  file: string,
+  key: readonly string[],
+): Promise<number | undefined> {
+  try {
+    const { parseYamlFile } = await import("../packet/front_matter.ts");
+    return parseYamlFile(await Deno.readTextFile(file), file).lineOf(key);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Tells whether `name` is a well-formed workspace id. */
 export function isWorkspaceId(name: string): boolean {
   return WORKSPACE_ID.test(name);

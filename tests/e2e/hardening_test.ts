@@ -620,7 +620,10 @@ Deno.test(
     });
     const stateRoot = join(packet.root, "state");
     await withTmpfs(stateRoot, "64k", async () => {
-      const filler = await Deno.open(join(stateRoot, "filler"), {
+      // Inside a directory the runner makes: a state root holding someone
+      // else's file is refused before the lock is tried.
+      await Deno.mkdir(join(stateRoot, "tmp"));
+      const filler = await Deno.open(join(stateRoot, "tmp", "filler"), {
         write: true,
         create: true,
       });
