@@ -236,6 +236,9 @@ async function run(context: CommandContext, argv: string[]): Promise<number> {
         : {}),
       view,
       ...(stateRoot === undefined ? {} : { stateRoot }),
+      ...(workspace?.location.workspace_id
+        ? { workspaceId: workspace.location.workspace_id }
+        : {}),
       signal: abort.signal,
       output: {
         json,

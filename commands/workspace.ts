@@ -175,12 +175,36 @@ async function forget(
   if (args === null) return 0;
   const id = args.positionals[0]!;
   const remove = args.values.delete === true;
-  const root = await forgetWorkspace(id, { remove });
-  await context.stdout.line(terminalSafe(
-    remove
-      ? `Forgot workspace ${id} and deleted its state root ${root}`
-      : `Forgot workspace ${id}; its state root ${root} is kept`,
-  ));
+  const forgotten = await forgetWorkspace(id, { remove });
+  const root = forgotten.state_root;
+  const listed = (names: string[]): string => names.join(", ");
+  const lines: Record<typeof forgotten.outcome, string[]> = {
+    kept: [`Forgot workspace ${id}; its state root ${root} is kept`],
+    missing: [
+      `Forgot workspace ${id}; its state root ${root} no longer exists`,
+    ],
+    untagged: [
+      `Forgot workspace ${id}; deleted nothing: its state root ${root} has no state_root.json tag, so prompt_runner cannot tell it made it (kept)`,
+    ],
+    deleted: [
+      `Forgot workspace ${id} and deleted its state root ${root} (${
+        listed(forgotten.deleted)
+      })`,
+    ],
+    partly_deleted: [
+      forgotten.deleted.length === 0
+        ? `Forgot workspace ${id}; deleted nothing from its state root ${root}`
+        : `Forgot workspace ${id}; deleted from its state root ${root}: ${
+          listed(forgotten.deleted)
+        }`,
+      `Kept ${root}, which still holds what prompt_runner did not make: ${
+        listed(forgotten.kept)
+      }`,
+    ],
+  };
+  for (const line of lines[forgotten.outcome]) {
+    await context.stdout.line(terminalSafe(line));
+  }
   return 0;
 }
 

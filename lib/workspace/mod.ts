@@ -44,6 +44,7 @@ export {
 } from "./registry.ts";
 export {
   forgetWorkspace,
+  type ForgottenWorkspace,
   listWorkspaces,
   type PreparedWorkspace,
   prepareWorkspace,

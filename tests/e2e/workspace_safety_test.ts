@@ -2,7 +2,8 @@
  * Workspace and state-root safety across real processes: a state root never
  * swallows the packet, a checkout or an operator's directory; prompt_runner
  * never changes the mode of a directory it did not make; registered roots
- * never nest.
+ * never nest; `forget --delete` deletes only what prompt_runner made; a run
+ * racing `forget --delete` never carries on in a re-created root.
  *
  * Nothing here touches `/` or `/tmp` themselves: a scratch directory of mode
  * 1777 stands for `/tmp`, and the system directories are tried by an
@@ -12,7 +13,8 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { cliArgs, runCli } from "../_helpers/run_cli.ts";
+import { LineReader, readAll } from "../_helpers/lines.ts";
+import { cliArgs, runCli, spawnCli } from "../_helpers/run_cli.ts";
 import { makeRepo, promptFile } from "../_helpers/temp_packet.ts";
 
 const QUICK = promptFile(`
@@ -21,6 +23,17 @@ verify: {files_exist: [QUICK.md]}
 simulate:
   attempts:
     - writes: [{path: QUICK.md, text: "quick"}]`);
+
+/** Lasts a few seconds: long enough to still hold its lock while `forget` runs. */
+const STEADY = promptFile(`
+name: Steady
+verify: {files_exist: [STEADY.md]}
+simulate:
+  attempts:
+    - delay_ms: 100
+      repeat: 40
+      writes: [{path: STEADY.md, text: "steady"}]
+      messages: ["working on it"]`);
 
 /** A scratch tree: a packet `pk/` with repo `app` (a git repo), a checkout, a state home. */
 interface Scratch extends AsyncDisposable {
@@ -456,4 +469,187 @@ Deno.test("workspace prepare refuses a state root inside or around another works
   assert.deepEqual(await entries(aRoot), ["state_root.json"]);
   // Preparing a again is still fine.
   assert.equal((await s.cli(["workspace", "prepare", "a.yml"])).code, 0);
+});
+
+Deno.test("workspace forget --delete removes only what prompt_runner made, keeps the rest (links not followed) and says which; an untagged root is kept, and the message says so", async () => {
+  await using s = await scratch();
+  await s.write("ws.yml", "id: ops\npacket: pk\nstate_root: roots/ops\n");
+  const root = join(s.root, "roots", "ops");
+  const run = await s.cli(["run", "--workspace", "ws.yml"]);
+  assert.equal(run.code, 0, run.stderr);
+  const amend = await s.cli([
+    "control",
+    "amend",
+    "ops",
+    "01",
+    "--add-file",
+    "EXTRA.md",
+    "--reason",
+    "wanted",
+  ]);
+  assert.equal(amend.code, 0, amend.stderr);
+  const made = await entries(root);
+  for (const name of ["state_root.json", "state.json", "control", "logs"]) {
+    assert.ok(made.includes(name), `${name} in ${made.join(", ")}`);
+  }
+  // What the operator put there, and links to outside.
+  await s.write("roots/ops/notes.txt", "mine\n");
+  await s.write("roots/ops/mine/keep.txt", "mine too\n");
+  await s.write("outside/precious.txt", "precious\n");
+  await Deno.symlink(join(s.root, "outside"), join(root, "outside"));
+  await Deno.symlink(
+    join(s.root, "outside"),
+    join(root, "logs", "planted"),
+  );
+  const forgot = await s.cli(["workspace", "forget", "ops", "--delete"]);
+  assert.equal(forgot.code, 0, forgot.stderr);
+  // Every entry the run made is deleted, the tag last.
+  const deleted = [
+    ...made.filter((n) => n !== "state_root.json"),
+    "state_root.json",
+  ].map((n) => ["state.json", "state_root.json"].includes(n) ? n : `${n}/`);
+  assert.equal(
+    forgot.stdout,
+    `Forgot workspace ops; deleted from its state root ${root}: ${
+      deleted.join(", ")
+    }\n` +
+      `Kept ${root}, which still holds what prompt_runner did not make: mine/, notes.txt, outside (a link, not followed)\n`,
+  );
+  assert.deepEqual(await entries(root), ["mine", "notes.txt", "outside"]);
+  assert.equal(
+    await Deno.readTextFile(join(s.root, "outside", "precious.txt")),
+    "precious\n",
+  );
+  assert.equal(
+    await Deno.readTextFile(join(root, "mine", "keep.txt")),
+    "mine too\n",
+  );
+  assert.deepEqual(await s.registered(), []);
+
+  // Untagged: nothing is deleted, and the message says so.
+  await s.write("ws2.yml", "id: ops2\npacket: pk\nstate_root: roots/ops2\n");
+  assert.equal((await s.cli(["run", "--workspace", "ws2.yml"])).code, 0);
+  const root2 = join(s.root, "roots", "ops2");
+  await Deno.remove(join(root2, "state_root.json"));
+  const names = await entries(root2);
+  const untagged = await s.cli(["workspace", "forget", "ops2", "--delete"]);
+  assert.equal(untagged.code, 0, untagged.stderr);
+  assert.equal(
+    untagged.stdout,
+    `Forgot workspace ops2; deleted nothing: its state root ${root2} has no state_root.json tag, so prompt_runner cannot tell it made it (kept)\n`,
+  );
+  assert.deepEqual(await entries(root2), names);
+
+  // A root holding only what prompt_runner made goes entirely.
+  await s.write("ws3.yml", "id: ops3\npacket: pk\nstate_root: roots/ops3\n");
+  assert.equal((await s.cli(["run", "--workspace", "ws3.yml"])).code, 0);
+  const root3 = join(s.root, "roots", "ops3");
+  const clean = await s.cli(["workspace", "forget", "ops3", "--delete"]);
+  assert.equal(clean.code, 0, clean.stderr);
+  assert.match(
+    clean.stdout,
+    new RegExp(
+      `^Forgot workspace ops3 and deleted its state root ${
+        quoted(root3)
+      } \\(.*state_root\\.json.*\\)\\n$`,
+    ),
+  );
+  await assert.rejects(Deno.lstat(root3), Deno.errors.NotFound);
+});
+
+Deno.test("workspace forget --delete racing run ID, 10 tries: either the run goes on and forget is refused, or forget deletes and the run refuses to start (exit 3); never a run in a re-created root", async () => {
+  await using s = await scratch(STEADY);
+  await s.write("ws.yml", "id: ops\npacket: pk\nstate_root: roots/ops\n");
+  const root = join(s.root, "roots", "ops");
+  for (let i = 0; i < 10; i++) {
+    const prepared = await s.cli(["workspace", "prepare", "ws.yml"]);
+    assert.equal(prepared.code, 0, prepared.stderr);
+    const runner = spawnCli(["run", "ops", "--json"], {
+      cwd: s.root,
+      env: s.env,
+    });
+    const lines = new LineReader(runner.stdout);
+    const runErr = readAll(runner.stderr);
+    // Stagger forget by 0 to 225 ms: both orders, and the moment between.
+    await new Promise((resolve) => setTimeout(resolve, i * 25));
+    const forgot = await s.cli(["workspace", "forget", "ops", "--delete"]);
+    if (forgot.code === 4) {
+      // Refused: the run holds its root. Once it is under way, stop it; it
+      // ends properly.
+      assert.match(
+        forgot.stderr,
+        /^error: Refused to delete workspace "ops": a run \(\S+\) is using its state root$/m,
+      );
+      await lines.until((line) => line.includes('"type":"run_started"'));
+      runner.kill("SIGTERM");
+    }
+    await lines.rest();
+    const status = await runner.status;
+    const stderr = await runErr;
+    const events = [...lines.seen].filter((l) => l.startsWith("{")).map((l) =>
+      JSON.parse(l)
+    );
+    const started = events.some((e) => e.type === "run_started");
+    if (forgot.code === 4) {
+      assert.ok(started, `try ${i}: forget was refused, but no run: ${stderr}`);
+      assert.ok(
+        [0, 143].includes(status.code),
+        `try ${i}: ${status.code} ${stderr}`,
+      );
+      assert.equal(events.at(-1)?.type, "run_finished", `try ${i}`);
+      assert.deepEqual(await s.registered(), ["ops"]);
+      assert.ok((await Deno.stat(join(root, "state_root.json"))).isFile);
+    } else {
+      assert.equal(forgot.code, 0, `try ${i}: ${forgot.stderr}`);
+      assert.match(forgot.stdout, /^Forgot workspace ops and deleted/);
+      assert.equal(
+        status.code,
+        3,
+        `try ${i}: forget deleted the root, yet the run went on (exit ${status.code}): ${stderr}`,
+      );
+      assert.equal(started, false, `try ${i}`);
+      // Found forgotten as it started, or not found at all.
+      assert.match(
+        stderr,
+        /^error: (Cannot run workspace "ops": it was forgotten as the run was starting|Cannot find packet "ops")/m,
+      );
+      await assert.rejects(
+        Deno.lstat(root),
+        Deno.errors.NotFound,
+        `try ${i}: the root is back`,
+      );
+      assert.deepEqual(await s.registered(), []);
+    }
+  }
+});
+
+Deno.test("workspace prepare through a symlinked workspace.yml resolves packet:, repos: and state_root: beside the file it links to", async () => {
+  await using s = await scratch();
+  const real = join(s.root, "real");
+  await Deno.mkdir(real);
+  await Deno.rename(s.packet, join(real, "pk"));
+  await Deno.rename(s.checkout, join(real, "co"));
+  await Deno.writeTextFile(
+    join(real, "ws.yml"),
+    "id: linked\npacket: pk\nrepos:\n  app: co\nstate_root: roots/linked\n",
+  );
+  await Deno.mkdir(join(s.root, "links"));
+  await Deno.symlink(join(real, "ws.yml"), join(s.root, "links", "ws.yml"));
+  const prepared = await s.cli(["workspace", "prepare", "links/ws.yml"]);
+  assert.equal(prepared.code, 0, prepared.stderr);
+  const root = join(real, "roots", "linked");
+  assert.equal(
+    prepared.stdout,
+    `Prepared workspace linked: state root ${root}\n`,
+  );
+  const tag = JSON.parse(
+    await Deno.readTextFile(join(root, "state_root.json")),
+  );
+  assert.equal(tag.packet, join(real, "pk"));
+  const run = await s.cli(["run", "linked"]);
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(
+    await Deno.readTextFile(join(real, "co", "QUICK.md")),
+    "quick",
+  );
 });
