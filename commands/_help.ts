@@ -32,7 +32,9 @@ Options:
   --tool-output M     none | summary | preview | full
   --thinking M        show | hide
   --diff M            none | stat | full
-  --state-root DIR    Keep run state in DIR (default: PACKET/.prompt_runner)
+  --state-root DIR    Keep run state in DIR (default: PACKET/.prompt_runner):
+                      a new or empty directory, or one a run made; never
+                      one around the packet or a checkout
   --workspace FILE    Run in the workspace FILE describes (see
                       'prompt_runner workspace --help')
   --packet DIR        The packet a workspace runs, instead of its binding
@@ -45,9 +47,12 @@ Options:
   -h, --help          Show this help
 
 Exit codes:
-  0 completed   1 the run failed, was blocked or interrupted   2 usage error
-  3 packet, prompt or repo not found   4 another run holds the state root,
-  or the state root is not usable (a link, another user's, not a directory)
+  0 completed   1 the run failed, was blocked or interrupted   2 usage error,
+  or a state root that contains the packet, is or holds a checkout, or is a
+  directory of files prompt_runner did not make   3 packet, prompt, repo or
+  workspace not found (a workspace forgotten as its run starts)   4 another
+  run holds the state root, or the state root is not usable (a system,
+  shared or home directory, another user's, a link, not a directory)
   129/130/143 stopped by SIGHUP/SIGINT/SIGTERM (recorded as interrupted;
   a run started under nohup ignores SIGHUP)
 
@@ -111,7 +116,12 @@ operator's own checkouts. It is described by a workspace.yml:
   packet: ../packets/demo    # optional default packet (relative to the file)
   repos:                     # optional repo overrides (relative to the file)
     app: /srv/checkouts/app
-  state_root: /var/lib/pr/x  # optional
+  state_root: /var/lib/pr/x  # optional: a new or empty directory
+
+Relative paths are relative to the file; a symlinked workspace.yml's, to
+the file it links to. A state root is prompt_runner's alone: it never
+contains the packet, a checkout or another workspace's state root, and
+never lies inside one.
 
 Once prepared, the id is a TARGET for run, status and every control
 command; with no TARGET, a command run inside the workspace's packet or
@@ -120,15 +130,17 @@ one of its repos finds the workspace.
 Commands:
   prepare WORKSPACE_YML   Create and tag the state root, register the id
   list [--json]           Show the prepared workspaces and their last run
-  forget ID [--delete]    Unregister the id (--delete also removes its
-                          state root and every run recorded there)
+  forget ID [--delete]    Unregister the id (--delete also deletes what
+                          prompt_runner made in its state root: every run
+                          recorded there; anything else is kept)
 
 Run 'prompt_runner workspace COMMAND --help' for a command's options.
 
 Exit codes:
   0 ok   2 usage error or invalid workspace file   3 workspace file, packet,
   repo or id not found   4 refused by state (another workspace's state root,
-  a run still using it)
+  one inside or around it, a system, shared or home directory, a run still
+  using it)
 `,
 };
 

@@ -6,6 +6,7 @@
 
 import {
   applyRepoOverrides,
+  checkStateRootSite,
   isWorkspaceId,
   locateRunTarget,
   lookupWorkspace,
@@ -106,7 +107,10 @@ async function workspaceRun(
   };
   if (file !== undefined) {
     if (common.stateRoot === undefined) {
-      await prepareWorkspace(file, { cwd: context.cwd });
+      await prepareWorkspace(file, {
+        cwd: context.cwd,
+        ...(packet === undefined ? {} : { packet }),
+      });
     }
     return {
       location: await resolveRunLocation(undefined, {
@@ -163,6 +167,24 @@ async function run(context: CommandContext, argv: string[]): Promise<number> {
       workspace.location.workspace_file ?? "workspace.yml",
     );
   }
+  const flagRoot = stringFlag(args, "state-root");
+  const namedRoot = workspace?.location.state_root ??
+    (flagRoot === undefined ? undefined : resolve(context.cwd, flagRoot));
+  if (namedRoot !== undefined) {
+    // A named state root never swallows the packet, a checkout or the
+    // operator's files: checked with the repos the run really uses.
+    await checkStateRootSite(
+      namedRoot,
+      {
+        source: workspace === null ? { flag: "--state-root" } : {
+          workspace_file: workspace.location.workspace_file ??
+            "workspace.yml",
+        },
+        packet_dir: packet.dir,
+        repos: packet.repos.map((repo) => repo.path),
+      },
+    );
+  }
   for (const warning of packet.warnings) {
     await context.stderr.line(`warning: ${warning}`);
   }
@@ -188,8 +210,7 @@ async function run(context: CommandContext, argv: string[]): Promise<number> {
     Deno.addSignalListener(signal, listener);
   }
   try {
-    const stateRoot = workspace?.location.state_root ??
-      stringFlag(args, "state-root");
+    const stateRoot = workspace?.location.state_root ?? flagRoot;
     const runId = await chooseRunId(
       args.values.resume === true,
       stringFlag(args, "run-id"),
@@ -215,6 +236,9 @@ async function run(context: CommandContext, argv: string[]): Promise<number> {
         : {}),
       view,
       ...(stateRoot === undefined ? {} : { stateRoot }),
+      ...(workspace?.location.workspace_id
+        ? { workspaceId: workspace.location.workspace_id }
+        : {}),
       signal: abort.signal,
       output: {
         json,

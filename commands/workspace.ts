@@ -22,13 +22,25 @@ Checks the workspace file, creates its state root (mode 0700), tags it with
 state_root.json and registers the workspace id. Preparing again is
 harmless; it moves the id when the file's state_root changed.
 
+The state root must be a new or empty directory, or one prompt_runner made
+(it holds only run state, or the workspace's tag). It is refused when it
+contains the packet, is or contains a repo checkout (a .git inside counts),
+contains prompt_runner's state home, holds files prompt_runner did not
+make, or lies inside or around another workspace's state root; so is the
+root directory, a system or shared directory (/tmp, /usr, /var/lib, ...,
+any sticky directory), the home directory, or another user's. Its mode is
+never changed unless prompt_runner made it.
+
 Options:
   -h, --help          Show this help
 
 Exit codes:
   0 prepared   2 invalid workspace file (the message names the file, key
-  and line)   3 the file, its packet or a repo path does not exist
-  4 the state root is another workspace's, or not usable
+  and line), or a state_root that contains the packet, a checkout or the
+  state home, or holds files prompt_runner did not make   3 the file, its
+  packet or a repo path does not exist   4 the state root is another
+  workspace's, inside or around another's, a system, shared or home
+  directory, another user's, or not usable
 `;
 
 const LIST_HELP = `Usage: prompt_runner workspace list [options]
@@ -51,9 +63,19 @@ Unregisters a workspace: its id no longer names it, and commands run in its
 packet or repos no longer find it. Its state root (run state, logs, steers,
 amendments) is kept unless --delete is given.
 
+With --delete, what prompt_runner made in the state root is deleted (run
+state, logs, the control directory, steers, amendments, the tag), never
+following a link; anything else is kept, and the state root itself is
+removed only when nothing is left. The output names what was deleted and
+what was kept. A state root without the workspace's tag is kept whole. The
+run lock is held meanwhile: a run of the workspace starting then refuses to
+start (exit 3).
+
 Options:
-  --delete            Also delete the state root (refused while a run is
-                      using it, or when it is tagged for another id)
+  --delete            Also delete what prompt_runner made in the state root
+                      (refused while a run is using it, when it is tagged
+                      for another id, or when it is a system directory or
+                      holds a checkout)
   -h, --help          Show this help
 
 Exit codes:
@@ -175,12 +197,36 @@ async function forget(
   if (args === null) return 0;
   const id = args.positionals[0]!;
   const remove = args.values.delete === true;
-  const root = await forgetWorkspace(id, { remove });
-  await context.stdout.line(terminalSafe(
-    remove
-      ? `Forgot workspace ${id} and deleted its state root ${root}`
-      : `Forgot workspace ${id}; its state root ${root} is kept`,
-  ));
+  const forgotten = await forgetWorkspace(id, { remove });
+  const root = forgotten.state_root;
+  const listed = (names: string[]): string => names.join(", ");
+  const lines: Record<typeof forgotten.outcome, string[]> = {
+    kept: [`Forgot workspace ${id}; its state root ${root} is kept`],
+    missing: [
+      `Forgot workspace ${id}; its state root ${root} no longer exists`,
+    ],
+    untagged: [
+      `Forgot workspace ${id}; deleted nothing: its state root ${root} has no state_root.json tag, so prompt_runner cannot tell it made it (kept)`,
+    ],
+    deleted: [
+      `Forgot workspace ${id} and deleted its state root ${root} (${
+        listed(forgotten.deleted)
+      })`,
+    ],
+    partly_deleted: [
+      forgotten.deleted.length === 0
+        ? `Forgot workspace ${id}; deleted nothing from its state root ${root}`
+        : `Forgot workspace ${id}; deleted from its state root ${root}: ${
+          listed(forgotten.deleted)
+        }`,
+      `Kept ${root}, which still holds what prompt_runner did not make: ${
+        listed(forgotten.kept)
+      }`,
+    ],
+  };
+  for (const line of lines[forgotten.outcome]) {
+    await context.stdout.line(terminalSafe(line));
+  }
   return 0;
 }
 

@@ -37,6 +37,14 @@ export interface RunPacketOptions {
    * in-memory run that writes nothing to disk.
    */
   stateRoot?: string | null;
+  /**
+   * The prepared workspace the state root belongs to. The run then never
+   * makes the state root, and refuses to start (`NotFoundError`,
+   * `WORKSPACE_NOT_FOUND`) unless, with its run lock held, the root is still
+   * registered for this id and tagged with it: a `workspace forget
+   * --delete` racing the start wins cleanly.
+   */
+  workspaceId?: string;
   /** The run id; a new time-sortable id when absent. */
   runId?: string;
   /** Aborting it ends the run as `interrupted`. */

@@ -21,6 +21,7 @@ import { openPlane } from "../control/plane.ts";
 import { defaultAuthor } from "../control/request.ts";
 import { withSteerLedger } from "../control/steer_ledger.ts";
 import { acquireRunLock, type RunLock } from "../shared/run_lock.ts";
+import { lockWorkspaceRoot } from "./_lock_workspace_root.ts";
 import { readState } from "./state_file.ts";
 import { environmentFailure } from "./_environment_failure.ts";
 import { RunContext } from "./_run_context.ts";
@@ -65,12 +66,23 @@ class PacketRun {
     let lock: RunLock | null = null;
     if (ctx.stateRoot !== null) {
       const warn = ctx.options.warn;
-      ctx.stateRoot = await openStateRoot(ctx.stateRoot, {
-        create: true,
-        repair: true,
-        ...(warn ? { warn } : {}),
-      });
-      lock = await acquireRunLock(ctx.stateRoot, ctx.runId);
+      const workspaceId = ctx.options.workspaceId;
+      if (workspaceId === undefined) {
+        ctx.stateRoot = await openStateRoot(ctx.stateRoot, {
+          create: true,
+          repair: true,
+          ...(warn ? { warn } : {}),
+        });
+        lock = await acquireRunLock(ctx.stateRoot, ctx.runId);
+      } else {
+        // Never re-made: a workspace forgotten meanwhile stays forgotten.
+        ({ root: ctx.stateRoot, lock } = await lockWorkspaceRoot(
+          ctx.stateRoot,
+          ctx.runId,
+          workspaceId,
+          warn ? { warn } : {},
+        ));
+      }
       try {
         await removeStaleTemps(ctx.stateRoot, { within: ctx.stateRoot });
         ctx.state = await readState(ctx.stateRoot);

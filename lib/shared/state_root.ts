@@ -1,22 +1,336 @@
 /**
  * Opening a state root safely: it must be a real directory of ours that
  * nobody else can write, since whoever can write it can redirect the run's
- * writes and instruct its agent.
+ * writes and instruct its agent. prompt_runner changes the mode of no
+ * directory it cannot tell it made, and deletes only what it made there.
  *
  * @module
  */
 
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { NotFoundError, StateError } from "./errors.ts";
-import { currentUid, DIR_MODE } from "./files.ts";
+import { currentUid, DIR_MODE, isTempName } from "./private_files.ts";
+
+/**
+ * What prompt_runner makes at the top of a state root, and of which kind:
+ * the run lock and state (`run_lock.ts`, `runner/state_file.ts`), a
+ * workspace's tag (`workspace/registry.ts`), the control plane and the
+ * steers and amendments (`control/paths.ts`), transcripts
+ * (`runner/transcript.ts`) and the agents' temporary directories
+ * (`runner/session_driver.ts`). A directory holding nothing else (but
+ * dot-temp files in flight and links moved aside) is one prompt_runner made.
+ */
+export const STATE_ROOT_ENTRIES: Readonly<Record<string, "file" | "dir">> = {
+  "run.lock": "file",
+  "state.json": "file",
+  "state_root.json": "file",
+  amendments: "dir",
+  control: "dir",
+  interventions: "dir",
+  logs: "dir",
+  tmp: "dir",
+};
+
+/** The tag of a workspace's state root (`workspace/registry.ts` writes it). */
+const TAG = "state_root.json";
+
+/** A link the runner found where it writes, moved aside (`stale_entries.ts`). */
+const LINK_ASIDE = /\.link-refused-\d{8}T\d{9}Z$/;
+
+/**
+ * Directories that are never a state root: the system's, and the shared
+ * ones every user writes. A state root is made private (0700), and
+ * `workspace forget --delete` empties it.
+ */
+const SYSTEM_DIRECTORIES: ReadonlySet<string> = new Set([
+  "/bin",
+  "/boot",
+  "/dev",
+  "/dev/shm",
+  "/etc",
+  "/home",
+  "/lib",
+  "/lib32",
+  "/lib64",
+  "/libx32",
+  "/lost+found",
+  "/media",
+  "/mnt",
+  "/nix",
+  "/opt",
+  "/proc",
+  "/root",
+  "/run",
+  "/run/lock",
+  "/run/user",
+  "/sbin",
+  "/snap",
+  "/srv",
+  "/sys",
+  "/tmp",
+  "/usr",
+  "/usr/bin",
+  "/usr/include",
+  "/usr/lib",
+  "/usr/lib32",
+  "/usr/lib64",
+  "/usr/libexec",
+  "/usr/local",
+  "/usr/local/bin",
+  "/usr/local/etc",
+  "/usr/local/include",
+  "/usr/local/lib",
+  "/usr/local/sbin",
+  "/usr/local/share",
+  "/usr/local/src",
+  "/usr/sbin",
+  "/usr/share",
+  "/usr/src",
+  "/var",
+  "/var/backups",
+  "/var/cache",
+  "/var/db",
+  "/var/empty",
+  "/var/lib",
+  "/var/local",
+  "/var/lock",
+  "/var/log",
+  "/var/mail",
+  "/var/opt",
+  "/var/run",
+  "/var/spool",
+  "/var/tmp",
+  "/var/www",
+  // macOS
+  "/Applications",
+  "/Library",
+  "/System",
+  "/Users",
+  "/Volumes",
+  "/private",
+  "/private/etc",
+  "/private/tmp",
+  "/private/var",
+]);
+
+/** Tells whether `name` is something prompt_runner makes at the top of a state root. */
+export function isStateRootEntry(name: string): boolean {
+  return Object.hasOwn(STATE_ROOT_ENTRIES, name) || isTempName(name) ||
+    LINK_ASIDE.test(name);
+}
+
+/** What a directory holds, as far as telling whether prompt_runner made it. */
+export interface StateRootContents {
+  /** Every entry's name, sorted. */
+  names: string[];
+  /** The entries prompt_runner does not make in a state root, sorted. */
+  foreign: string[];
+  /** Whether it holds a workspace's tag (`state_root.json`, a regular file). */
+  tagged: boolean;
+}
+
+/** Lists a directory (`[]` when it does not exist) and sorts its entries. */
+export async function readStateRootContents(
+  dir: string,
+): Promise<StateRootContents> {
+  const names: string[] = [];
+  try {
+    for await (const entry of Deno.readDir(dir)) names.push(entry.name);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+  names.sort();
+  const tag = names.includes(TAG)
+    ? await Deno.lstat(join(dir, TAG)).catch(() => null)
+    : null;
+  return {
+    names,
+    foreign: names.filter((name) => !isStateRootEntry(name)),
+    tagged: tag?.isFile === true,
+  };
+}
+
+/**
+ * Tells whether prompt_runner can tell it made a directory: it holds only
+ * what prompt_runner makes in a state root (and something), or a
+ * workspace's tag. An empty directory could be anybody's.
+ */
+export function madeByPromptRunner(contents: StateRootContents): boolean {
+  return contents.tagged ||
+    (contents.names.length > 0 && contents.foreign.length === 0);
+}
+
+/** Names a few entries for a message: `"a", "b", "c" and 4 more`. */
+export function someEntries(names: readonly string[]): string {
+  const shown = names.slice(0, 3).map((name) => `"${name}"`).join(", ");
+  return names.length > 3 ? `${shown} and ${names.length - 3} more` : shown;
+}
+
+function homeDirectory(): string | null {
+  try {
+    const home = Deno.env.get("HOME");
+    return home ? resolve(home) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * What a path is when it is a directory that is never a state root: the
+ * root directory, a system or shared directory (`/tmp`, `/usr`, `/var/lib`,
+ * …), or the user's home directory itself; else `null`.
+ *
+ * @example Usage
+ * ```ts
+ * import { systemDirectory } from "./state_root.ts";
+ * import assert from "node:assert/strict";
+ *
+ * assert.equal(systemDirectory("/"), "the root directory");
+ * assert.equal(systemDirectory("/var/tmp"), "a system directory");
+ * assert.equal(systemDirectory("/var/lib/pr/ops"), null);
+ * ```
+ */
+export function systemDirectory(
+  path: string,
+  home: string | null = homeDirectory(),
+): string | null {
+  const dir = resolve(path);
+  if (dir === "/") return "the root directory";
+  if (SYSTEM_DIRECTORIES.has(dir)) return "a system directory";
+  if (home !== null && dir === home) return "the home directory";
+  return null;
+}
+
+function refused(
+  root: string,
+  detail: string,
+  code: string,
+  hint: string,
+): StateError {
+  return new StateError(`Refused to use state root "${root}": ${detail}`, {
+    code,
+    hint,
+  });
+}
+
+const OWN_DIRECTORY =
+  "A state root is a directory of its own: name a new one (it is made, mode 700)";
+
+async function refuseSystemDirectory(
+  root: string,
+  real: string | null,
+): Promise<void> {
+  const home = homeDirectory();
+  const realHome = home === null
+    ? null
+    : await Deno.realPath(home).catch(() => home);
+  for (const path of real === null ? [root] : [root, real]) {
+    const what = systemDirectory(path, home) ?? systemDirectory(path, realHome);
+    if (what !== null) {
+      throw refused(
+        root,
+        `it is ${what}${path === root ? "" : ` ("${path}")`}`,
+        "STATE_ROOT_SYSTEM",
+        OWN_DIRECTORY,
+      );
+    }
+  }
+}
+
+/** A state root as checked: its real path, what it is and what it holds. */
+export interface CheckedStateRoot {
+  /** The path as named, made absolute. */
+  root: string;
+  /** Its real path. */
+  real: string;
+  /** Its mode bits (permissions, setuid/setgid/sticky), or `null` when unknown. */
+  mode: number | null;
+  /** What it holds. */
+  contents: StateRootContents;
+}
+
+/**
+ * Checks a state root without creating or changing anything: it is not the
+ * root, a system or shared directory or the home directory; it is a
+ * directory of this user's; it is not sticky; and when group or others can
+ * write it, prompt_runner made it (only then may `repair` make it private).
+ *
+ * @returns The checked root, or `null` when it does not exist.
+ * @throws {StateError} naming what is wrong.
+ */
+export async function checkStateRoot(
+  path: string,
+): Promise<CheckedStateRoot | null> {
+  const root = resolve(path);
+  await refuseSystemDirectory(root, null);
+  let info: Deno.FileInfo;
+  try {
+    info = await Deno.stat(root);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    if (error instanceof Deno.errors.NotADirectory) throw notADirectory(root);
+    throw new StateError(
+      `Cannot use state root "${root}": ${(error as Error).message}`,
+      { code: "STATE_ROOT_UNUSABLE", cause: error },
+    );
+  }
+  if (!info.isDirectory) throw notADirectory(root);
+  const real = await Deno.realPath(root);
+  if (real !== root) await refuseSystemDirectory(root, real);
+  const uid = currentUid();
+  if (uid !== null && info.uid !== null && info.uid !== uid) {
+    throw refused(
+      root,
+      `it belongs to user ${info.uid}, not to this user (${uid}), who could redirect the run's writes`,
+      "STATE_ROOT_NOT_OURS",
+      "Run as the user who owns it, or pick a state root of your own with --state-root DIR",
+    );
+  }
+  const mode = info.mode === null ? null : info.mode & 0o7777;
+  if (mode !== null && (mode & 0o1000) !== 0) {
+    throw refused(
+      root,
+      `it is a shared directory (mode ${mode.toString(8)}: sticky, as /tmp is)`,
+      "STATE_ROOT_SHARED",
+      "Name a new directory inside it instead: it is made private (mode 700)",
+    );
+  }
+  let contents: StateRootContents;
+  try {
+    contents = await readStateRootContents(real);
+  } catch (error) {
+    throw new StateError(
+      `Cannot use state root "${root}": ${(error as Error).message}`,
+      { code: "STATE_ROOT_UNUSABLE", cause: error },
+    );
+  }
+  if (
+    mode !== null && (mode & 0o022) !== 0 && !madeByPromptRunner(contents)
+  ) {
+    throw refused(
+      root,
+      `group or others can write it (mode ${
+        mode.toString(8)
+      }), and prompt_runner cannot tell it made it (${
+        contents.names.length === 0
+          ? "it is empty"
+          : `it holds ${someEntries(contents.foreign)}`
+      })`,
+      "STATE_ROOT_NOT_PRIVATE",
+      `If it is yours to use, make it private with 'chmod 700 ${root}'; or name a new directory`,
+    );
+  }
+  return { root, real, mode, contents };
+}
 
 /** Options for {@linkcode openStateRoot}. */
 export interface OpenStateRootOptions {
   /** Create the directory (mode 0700) when it does not exist. */
   create?: boolean;
   /**
-   * Make a state root of ours that group or others can write private again
-   * (mode 0700); otherwise it is refused.
+   * Make a state root prompt_runner made that group or others can write
+   * private again (mode 0700); otherwise it is refused. A directory it
+   * cannot tell it made is always refused, never changed.
    */
   repair?: boolean;
   /** Where a repaired mode is reported. */
@@ -27,71 +341,50 @@ export interface OpenStateRootOptions {
  * Checks (and with `create`, makes) a state root, and returns its real path:
  * everything below it is then checked for links by the file primitives.
  *
- * @throws {StateError} when it is not a directory, belongs to another user,
- * or (without `repair`) can be written by group or others.
+ * @throws {StateError} when it is the root, a system, shared (sticky) or
+ * home directory, not a directory, belongs to another user, or can be
+ * written by group or others (without `repair`, or when prompt_runner
+ * cannot tell it made it).
  * @throws {NotFoundError} when it does not exist and `create` is not set.
  */
 export async function openStateRoot(
   path: string,
   options: OpenStateRootOptions = {},
 ): Promise<string> {
-  const root = resolve(path);
-  let info: Deno.FileInfo;
-  try {
-    info = await Deno.stat(root);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) {
-      if (!options.create) {
-        throw new NotFoundError(`State root "${root}" does not exist`, {
-          code: "STATE_ROOT_NOT_FOUND",
-        });
-      }
-      await Deno.mkdir(root, { recursive: true, mode: DIR_MODE });
-      info = await Deno.stat(root);
-    } else if (error instanceof Deno.errors.NotADirectory) {
-      throw notADirectory(root);
-    } else {
+  let checked = await checkStateRoot(path);
+  if (checked === null) {
+    const root = resolve(path);
+    if (!options.create) {
+      throw new NotFoundError(`State root "${root}" does not exist`, {
+        code: "STATE_ROOT_NOT_FOUND",
+      });
+    }
+    await Deno.mkdir(root, { recursive: true, mode: DIR_MODE });
+    checked = await checkStateRoot(root);
+    if (checked === null) {
       throw new StateError(
-        `Cannot use state root "${root}": ${(error as Error).message}`,
-        { code: "STATE_ROOT_UNUSABLE", cause: error },
+        `Cannot use state root "${root}": it went away as it was made`,
+        { code: "STATE_ROOT_UNUSABLE" },
       );
     }
   }
-  if (!info.isDirectory) throw notADirectory(root);
-  const real = await Deno.realPath(root);
-  const uid = currentUid();
-  if (uid !== null && info.uid !== null && info.uid !== uid) {
-    throw new StateError(
-      `Refused to use state root "${root}": it belongs to user ${info.uid}, not to this user (${uid}), who could redirect the run's writes`,
-      {
-        code: "STATE_ROOT_NOT_OURS",
-        hint:
-          "Run as the user who owns it, or pick a state root of your own with --state-root DIR",
-      },
-    );
-  }
-  if (info.mode !== null && (info.mode & 0o022) !== 0) {
+  const { root, real, mode } = checked;
+  if (mode !== null && (mode & 0o022) !== 0) {
     if (!options.repair) {
-      throw new StateError(
-        `Refused to use state root "${root}": group or others can write it (mode ${
-          (info.mode & 0o777).toString(8)
-        })`,
-        {
-          code: "STATE_ROOT_NOT_PRIVATE",
-          hint: `Make it private with 'chmod 700 ${root}'`,
-        },
+      throw refused(
+        root,
+        `group or others can write it (mode ${mode.toString(8)})`,
+        "STATE_ROOT_NOT_PRIVATE",
+        `Make it private with 'chmod 700 ${root}'`,
       );
     }
+    // checkStateRoot() refused it unless prompt_runner made it.
     await Deno.chmod(real, DIR_MODE);
     await options.warn?.(
       `state root "${root}" was writable by group or others (mode ${
-        (info.mode & 0o777).toString(8)
+        mode.toString(8)
       }); it is private again (700)`,
     );
-  } else if (
-    options.repair && info.mode !== null && (info.mode & 0o077) !== 0
-  ) {
-    await Deno.chmod(real, DIR_MODE);
   }
   return real;
 }
@@ -104,4 +397,60 @@ function notADirectory(root: string): StateError {
       hint: "--state-root names the directory where run state is kept",
     },
   );
+}
+
+/** What {@linkcode clearStateRoot} did. */
+export interface ClearedStateRoot {
+  /** What it deleted (directories with a trailing `/`), in order. */
+  deleted: string[];
+  /** What it kept, each with why when it is not simply someone else's. */
+  kept: string[];
+}
+
+/**
+ * Deletes what prompt_runner makes at the top of a state root, and nothing
+ * else: each of {@linkcode STATE_ROOT_ENTRIES} of the kind it makes (a
+ * directory with everything below it, links inside removed, never
+ * followed), and dot-temp files. Anything else (an operator's file, a link
+ * where a file or directory of ours would be, a link moved aside) is kept.
+ * The tag goes last.
+ *
+ * @param root The state root's real path.
+ * @param options Names to leave alone (`run.lock`, when the caller holds it).
+ */
+export async function clearStateRoot(
+  root: string,
+  options: { except?: readonly string[] } = {},
+): Promise<ClearedStateRoot> {
+  const { names } = await readStateRootContents(root);
+  const deleted: string[] = [];
+  const kept: string[] = [];
+  const order = [
+    ...names.filter((n) => n !== TAG),
+    ...names.filter((n) => n === TAG),
+  ];
+  for (const name of order) {
+    if (options.except?.includes(name)) continue;
+    const path = join(root, name);
+    const info = await Deno.lstat(path).catch(() => null);
+    if (info === null) continue;
+    const kind = Object.hasOwn(STATE_ROOT_ENTRIES, name)
+      ? STATE_ROOT_ENTRIES[name]
+      : isTempName(name)
+      ? "file"
+      : null;
+    if (info.isSymlink) {
+      kept.push(`${name} (a link, not followed)`);
+    } else if (kind === "dir" && info.isDirectory) {
+      // Deno.remove never follows a link, at the top or below.
+      await Deno.remove(path, { recursive: true });
+      deleted.push(`${name}/`);
+    } else if (kind === "file" && info.isFile) {
+      await Deno.remove(path);
+      deleted.push(name);
+    } else {
+      kept.push(info.isDirectory ? `${name}/` : name);
+    }
+  }
+  return { deleted, kept };
 }

@@ -8,19 +8,7 @@
 
 import { UsageError } from "../shared/errors.ts";
 import type { Packet } from "../packet/packet.ts";
-
-/** The line of a key in the workspace file, when it can still be read. */
-async function lineOf(
-  file: string,
-  key: readonly string[],
-): Promise<number | undefined> {
-  try {
-    const { parseYamlFile } = await import("../packet/front_matter.ts");
-    return parseYamlFile(await Deno.readTextFile(file), file).lineOf(key);
-  } catch {
-    return undefined;
-  }
-}
+import { workspaceKeyLine } from "./workspace_file.ts";
 
 /**
  * Returns the packet with its repos' paths replaced by `overrides` (repo
@@ -40,7 +28,7 @@ export async function applyRepoOverrides(
   const names = packet.repos.map((repo) => repo.name);
   for (const name of Object.keys(overrides)) {
     if (!names.includes(name)) {
-      const line = await lineOf(file, ["repos", name]);
+      const line = await workspaceKeyLine(file, ["repos", name]);
       throw new UsageError(
         `Invalid workspace file "${file}"${
           line === undefined ? "" : `, line ${line}`

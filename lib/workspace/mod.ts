@@ -44,11 +44,18 @@ export {
 } from "./registry.ts";
 export {
   forgetWorkspace,
+  type ForgottenWorkspace,
   listWorkspaces,
   type PreparedWorkspace,
   prepareWorkspace,
+  type PrepareWorkspaceOptions,
   type WorkspaceEntry,
 } from "./prepare_workspace.ts";
+export {
+  checkStateRootSite,
+  type StateRootSiteOptions,
+  type StateRootSource,
+} from "./check_state_root_site.ts";
 export { isStateRoot, relatedWorkspaces } from "./workspace_location.ts";
 export { applyRepoOverrides } from "./apply_repo_overrides.ts";
 export {

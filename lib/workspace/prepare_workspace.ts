@@ -5,6 +5,7 @@
  * @module
  */
 
+import { join, resolve } from "../shared/posix_path.ts";
 import { NotFoundError, StateError, UsageError } from "../shared/errors.ts";
 import { currentSnapshot } from "../control/snapshot.ts";
 import type { StateHomeOptions } from "./state_home.ts";
@@ -14,9 +15,11 @@ import {
   type WorkspaceFile,
 } from "./workspace_file.ts";
 import {
+  FORGET_LOCK_ID,
   readRegistry,
   readStateRootTag,
   registerWorkspace,
+  type Registry,
   type StateRootTag,
   unknownWorkspace,
   unregisterWorkspace,
@@ -33,20 +36,34 @@ export interface PreparedWorkspace {
   moved_from: string | null;
 }
 
+/** Options for {@linkcode prepareWorkspace}. */
+export interface PrepareWorkspaceOptions extends StateHomeOptions {
+  /** The directory relative paths are resolved against. */
+  cwd: string;
+  /**
+   * The packet a run is about to use (`run --workspace FILE --packet DIR`),
+   * when the file binds none: the state root must not contain it either.
+   */
+  packet?: string;
+}
+
 /**
  * Prepares the workspace a file describes: creates its state root (0700),
  * tags it with `state_root.json` and registers its id. Preparing again is
  * harmless, and moves the id when `state_root` changed.
  *
- * @throws {UsageError} for an invalid workspace file, or a state root inside
- * the packet.
+ * @throws {UsageError} for an invalid workspace file, a state root inside
+ * the packet, or one that contains the packet, a repo checkout or
+ * prompt_runner's state home, or is a non-empty directory prompt_runner did
+ * not make (`STATE_ROOT_CLASH`).
  * @throws {NotFoundError} for a missing file, packet or repo.
- * @throws {StateError} when the state root is another workspace's, or not
- * usable (not ours, not a directory).
+ * @throws {StateError} when the state root is another workspace's, inside
+ * or around another workspace's (`STATE_ROOT_NESTED`), or not usable (a
+ * system, shared or home directory, not ours, not a directory).
  */
 export async function prepareWorkspace(
   path: string,
-  options: StateHomeOptions & { cwd: string },
+  options: PrepareWorkspaceOptions,
 ): Promise<PreparedWorkspace> {
   const workspace = await loadWorkspaceFile(path, options);
   if (
@@ -58,6 +75,13 @@ export async function prepareWorkspace(
       { code: "INVALID_WORKSPACE" },
     );
   }
+  // Loaded here: resolving a TARGET (every control command) never needs it.
+  const { checkStateRoot, openStateRoot } = await import(
+    "../shared/state_root.ts"
+  );
+  // What is never a state root (a system or shared directory, another
+  // user's) is refused before anything is read in it.
+  await checkStateRoot(workspace.state_root);
   let existing: StateRootTag | null = null;
   try {
     existing = await readStateRootTag(workspace.state_root);
@@ -73,8 +97,18 @@ export async function prepareWorkspace(
       },
     );
   }
-  // Loaded here: resolving a TARGET (every control command) never needs it.
-  const { openStateRoot } = await import("../shared/state_root.ts");
+  const registry = await readRegistry(options);
+  await refuseNesting(workspace, registry);
+  const { checkStateRootSite } = await import("./check_state_root_site.ts");
+  const packet = options.packet === undefined
+    ? workspace.packet
+    : resolve(options.cwd, options.packet);
+  await checkStateRootSite(workspace.state_root, {
+    ...options,
+    source: { workspace_file: workspace.file },
+    packet_dir: packet,
+    repos: Object.values(workspace.repos),
+  });
   const root = await openStateRoot(workspace.state_root, {
     create: true,
     repair: true,
@@ -84,13 +118,46 @@ export async function prepareWorkspace(
     manifest: workspace.file,
     packet: workspace.packet,
   });
-  const before = (await readRegistry(options))[workspace.id] ?? null;
+  const before = registry[workspace.id] ?? null;
   await registerWorkspace(workspace.id, root, options);
   return {
     workspace,
     state_root: root,
     moved_from: before !== null && before !== root ? before : null,
   };
+}
+
+/**
+ * Refuses a state root inside or around another registered workspace's (a
+ * delete of the outer one would take the inner one with it), or the same
+ * (its tag gone).
+ */
+async function refuseNesting(
+  workspace: WorkspaceFile,
+  registry: Registry,
+): Promise<void> {
+  const { realOrGiven } = await import("./check_state_root_site.ts");
+  const mine = await realOrGiven(workspace.state_root);
+  for (const [id, given] of Object.entries(registry)) {
+    if (id === workspace.id) continue;
+    const theirs = await realOrGiven(given);
+    const detail = theirs === mine
+      ? `is the state root of workspace "${id}"`
+      : isWithin(theirs, mine)
+      ? `contains the state root "${theirs}" of workspace "${id}"`
+      : isWithin(mine, theirs)
+      ? `lies inside the state root "${theirs}" of workspace "${id}"`
+      : null;
+    if (detail === null) continue;
+    throw new StateError(
+      `Refused to prepare workspace "${workspace.id}": its state root "${workspace.state_root}" ${detail}`,
+      {
+        code: "STATE_ROOT_NESTED",
+        hint:
+          "Workspaces' state roots never nest: give it a state_root of its own, or forget the other workspace",
+      },
+    );
+  }
 }
 
 /** One prepared workspace, as {@linkcode listWorkspaces} reports it. */
@@ -177,42 +244,169 @@ export async function listWorkspaces(
   return entries;
 }
 
+/** What {@linkcode forgetWorkspace} did with the state root. */
+export interface ForgottenWorkspace {
+  /** The state root the id had. */
+  state_root: string;
+  /**
+   * `kept`: not asked to delete; `deleted`: everything in it was
+   * prompt_runner's, and it is gone; `partly_deleted`: prompt_runner's
+   * entries are gone, the rest and the root are kept; `untagged`: nothing
+   * deleted, since it has no tag; `missing`: it no longer existed.
+   */
+  outcome: "kept" | "deleted" | "partly_deleted" | "untagged" | "missing";
+  /** What was deleted (directories with a trailing `/`). */
+  deleted: string[];
+  /** What was kept in it, with why when it is not simply someone else's. */
+  kept: string[];
+}
+
 /**
  * Forgets workspace `id`: removes it from the registry and, with `remove`,
- * deletes its state root (only a root tagged with this id, and only while no
- * run holds it). Without `remove`, run data is never touched.
+ * deletes what prompt_runner made in its state root (see
+ * `clearStateRoot`), then the root itself when nothing else is left. Only a
+ * root tagged with this id is touched, and only while holding its run lock:
+ * a run starting meanwhile finds the workspace forgotten and refuses to
+ * start. Without `remove`, run data is never touched.
  *
- * @returns The state root the id had.
+ * @returns What was done with the state root.
  * @throws {NotFoundError} when `id` is not registered.
- * @throws {StateError} when deleting is refused (a live run, another tag).
+ * @throws {StateError} when deleting is refused (a live run, another tag, a
+ * root that is never a state root or holds a checkout).
  */
 export async function forgetWorkspace(
   id: string,
   options: StateHomeOptions & { remove?: boolean } = {},
-): Promise<string> {
-  const root = (await readRegistry(options))[id];
-  if (root === undefined) throw unknownWorkspace(id);
-  if (options.remove) {
-    const tag = await readStateRootTag(root).catch(() => null);
-    if (tag !== null && tag.id !== id) {
-      throw new StateError(
-        `Refused to delete "${root}": it is tagged for workspace "${tag.id}", not "${id}"`,
-        { code: "STATE_ROOT_TAKEN", hint: "Forget without --delete" },
-      );
-    }
-    const { readRunLock } = await import("../shared/run_lock.ts");
-    const lock = tag === null ? null : await readRunLock(root);
-    if (lock?.alive) {
-      throw new StateError(
-        `Refused to delete workspace "${id}": a run (${
-          lock.info?.run_id ?? "unknown"
-        }) is using its state root`,
-        { code: "RUN_ACTIVE", hint: "Stop the run first" },
-      );
-    }
+): Promise<ForgottenWorkspace> {
+  const registry = await readRegistry(options);
+  if (!Object.hasOwn(registry, id)) throw unknownWorkspace(id);
+  const root = registry[id]!;
+  const result = (
+    outcome: ForgottenWorkspace["outcome"],
+    deleted: string[] = [],
+    kept: string[] = [],
+  ): ForgottenWorkspace => ({ state_root: root, outcome, deleted, kept });
+  if (!options.remove) {
     await unregisterWorkspace(id, options);
-    if (tag !== null) await Deno.remove(root, { recursive: true });
-    return root;
+    return result("kept");
   }
-  return await unregisterWorkspace(id, options);
+  if ((await Deno.lstat(root).catch(() => null)) === null) {
+    await unregisterWorkspace(id, options);
+    return result("missing");
+  }
+  const tag = await readStateRootTag(root).catch(() => null);
+  if (tag !== null && tag.id !== id) {
+    throw new StateError(
+      `Refused to delete "${root}": it is tagged for workspace "${tag.id}", not "${id}"`,
+      { code: "STATE_ROOT_TAKEN", hint: "Forget without --delete" },
+    );
+  }
+  if (tag === null) {
+    await unregisterWorkspace(id, options);
+    return result("untagged");
+  }
+  const refuse = (detail: string, cause?: unknown): StateError =>
+    new StateError(
+      `Refused to delete the state root "${root}" of workspace "${id}": ${detail}`,
+      {
+        code: "STATE_ROOT_NOT_DELETABLE",
+        hint: "Forget without --delete, and clean it up by hand",
+        ...(cause === undefined ? {} : { cause }),
+      },
+    );
+  const { checkStateRoot, clearStateRoot } = await import(
+    "../shared/state_root.ts"
+  );
+  const { stateRootClash } = await import("./check_state_root_site.ts");
+  try {
+    await checkStateRoot(root);
+  } catch (error) {
+    if (!(error instanceof StateError)) throw error;
+    const prefix = `Refused to use state root "${resolve(root)}": `;
+    throw refuse(
+      error.message.startsWith(prefix)
+        ? error.message.slice(prefix.length)
+        : error.message,
+      error,
+    );
+  }
+  // A root tagged before these checks existed may be a checkout.
+  const clash = await stateRootClash(root, {
+    ...options,
+    packet_dir: tag.packet,
+    repos: [],
+    allowForeign: true,
+  });
+  if (clash !== null) throw refuse(`it ${clash}`);
+  const { acquireRunLock, LOCK_FILE, readRunLock } = await import(
+    "../shared/run_lock.ts"
+  );
+  const lockBefore =
+    (await Deno.lstat(join(root, LOCK_FILE)).catch(() => null)) !== null;
+  let lock;
+  try {
+    lock = await acquireRunLock(root, FORGET_LOCK_ID);
+  } catch (error) {
+    if (!(error instanceof StateError && error.code === "RUN_LOCKED")) {
+      throw error;
+    }
+    const holder = (await readRunLock(root).catch(() => null))?.info;
+    throw new StateError(
+      `Refused to delete workspace "${id}": a run (${
+        holder?.run_id ?? "unknown"
+      }) is using its state root`,
+      { code: "RUN_ACTIVE", hint: "Stop the run first", cause: error },
+    );
+  }
+  let cleared;
+  try {
+    // Held from here on: a run of this workspace cannot start, and one
+    // that tries finds it forgotten.
+    await unregisterWorkspace(id, options);
+    cleared = await clearStateRoot(root, { except: [LOCK_FILE] });
+  } finally {
+    await lock.release();
+  }
+  const deleted = lockBefore
+    ? [...cleared.deleted, LOCK_FILE]
+    : cleared.deleted;
+  if (cleared.kept.length > 0) {
+    return result("partly_deleted", deleted, cleared.kept);
+  }
+  const left = await removeEmptyRoot(root);
+  return left.length === 0
+    ? result("deleted", deleted)
+    : result("partly_deleted", deleted, left);
+}
+
+/**
+ * Removes an emptied state root. A run that was starting may hold a fresh
+ * `run.lock` for a moment (it finds the workspace forgotten and lets it
+ * go), so that alone is waited out, for up to 5 s.
+ *
+ * @returns What is left in it (nothing once it is removed).
+ */
+async function removeEmptyRoot(root: string): Promise<string[]> {
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    try {
+      await Deno.remove(root);
+      return [];
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) return [];
+      const { readStateRootContents } = await import(
+        "../shared/state_root.ts"
+      );
+      const { names } = await readStateRootContents(root);
+      const starting = names.every((name) =>
+        name === "run.lock" || name.startsWith(".run.lock.")
+      );
+      if (names.length > 0 && (!starting || Date.now() > deadline)) {
+        return names.map((name) =>
+          name === "run.lock" ? "run.lock (a run starting)" : name
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
 }

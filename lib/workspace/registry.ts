@@ -33,6 +33,13 @@ export interface StateRootTag {
   packet: string | null;
 }
 
+/**
+ * The run id `workspace forget --delete` holds a state root's run lock
+ * under while it deletes: a run of the workspace starting meanwhile waits
+ * for it, then finds the workspace forgotten.
+ */
+export const FORGET_LOCK_ID = "workspace-forget";
+
 /** Workspace id → its state root. */
 export type Registry = Record<string, string>;
 
@@ -146,6 +153,28 @@ export async function unregisterWorkspace(
   }, options);
   if (root === null) throw unknownWorkspace(id);
   return root;
+}
+
+/**
+ * Tells whether workspace `id` is still registered at `stateRoot` (a real
+ * path) and the root still carries its tag.
+ */
+export async function isRegisteredAt(
+  id: string,
+  stateRoot: string,
+  options: StateHomeOptions = {},
+): Promise<boolean> {
+  const registry = await readRegistry(options);
+  if (!Object.hasOwn(registry, id)) return false;
+  const given = registry[id]!;
+  if (
+    given !== stateRoot &&
+    (await Deno.realPath(given).catch(() => given)) !== stateRoot
+  ) {
+    return false;
+  }
+  const tag = await readStateRootTag(stateRoot).catch(() => null);
+  return tag?.id === id;
 }
 
 /** The error for an id that is not (or no longer) registered. */

@@ -30,6 +30,22 @@ export interface WorkspaceFile {
   state_root: string;
 }
 
+/**
+ * The line of a key in a workspace file, when the file can still be read
+ * (for messages about a file loaded earlier).
+ */
+export async function workspaceKeyLine(
+  file: string,
+  key: readonly string[],
+): Promise<number | undefined> {
+  try {
+    const { parseYamlFile } = await import("../packet/front_matter.ts");
+    return parseYamlFile(await Deno.readTextFile(file), file).lineOf(key);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Tells whether `name` is a well-formed workspace id. */
 export function isWorkspaceId(name: string): boolean {
   return WORKSPACE_ID.test(name);
@@ -52,7 +68,8 @@ async function kindOf(path: string): Promise<"dir" | "file" | null> {
 
 /**
  * Reads and checks a workspace file. Relative paths in it are relative to
- * the file's directory.
+ * the file's directory: the directory of the file it links to, when it is
+ * a symbolic link.
  *
  * @param path The file (relative to `options.cwd`).
  * @param options The directory `path` is relative to, and the environment
@@ -139,7 +156,9 @@ export async function loadWorkspaceFile(
     );
   }
   const id = raw.id as string;
-  const base = dirname(file);
+  // Beside the file itself: a workspace.yml linked from elsewhere means
+  // what it says where it lives.
+  const base = dirname(await Deno.realPath(file));
   const pathOf = (key: readonly string[], given: unknown): string => {
     if (typeof given !== "string" || given.trim() === "") {
       invalid(key, "expected a path");

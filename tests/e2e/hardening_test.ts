@@ -198,7 +198,9 @@ Deno.test("run makes a group- or world-writable state root of ours private again
   await using packet = await makePacket({
     prompts: { "01_quick.prompt.md": longPrompt(1, 0) },
   });
-  await Deno.mkdir(packet.stateRoot);
+  // A root a run made (an empty one could be anybody's: that is refused).
+  const first = await runCli(["run", packet.dir]);
+  assert.equal(first.code, 0, first.stderr);
   await Deno.chmod(packet.stateRoot, 0o777);
   const result = await runCli(["run", packet.dir]);
   assert.equal(result.code, 0, result.stderr);
@@ -618,7 +620,10 @@ Deno.test(
     });
     const stateRoot = join(packet.root, "state");
     await withTmpfs(stateRoot, "64k", async () => {
-      const filler = await Deno.open(join(stateRoot, "filler"), {
+      // Inside a directory the runner makes: a state root holding someone
+      // else's file is refused before the lock is tried.
+      await Deno.mkdir(join(stateRoot, "tmp"));
+      const filler = await Deno.open(join(stateRoot, "tmp", "filler"), {
         write: true,
         create: true,
       });

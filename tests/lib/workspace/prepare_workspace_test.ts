@@ -120,7 +120,10 @@ Deno.test("forgetWorkspace() keeps the run data unless asked to delete it; an un
     await write("b.yml", "id: b\n");
     const a = await prepareWorkspace("a.yml", { cwd: root, env });
     const b = await prepareWorkspace("b.yml", { cwd: root, env });
-    assert.equal(await forgetWorkspace("a", { env }), a.state_root);
+    assert.equal(
+      (await forgetWorkspace("a", { env })).state_root,
+      a.state_root,
+    );
     assert.ok((await Deno.stat(join(a.state_root, "state_root.json"))).isFile);
     assert.deepEqual(Object.keys(await readRegistry({ env })), ["b"]);
     await assert.rejects(forgetWorkspace("a", { env }), NotFoundError);

@@ -40,6 +40,28 @@ Deno.test("loadWorkspaceFile() resolves the packet, repos and state root relativ
   });
 });
 
+Deno.test("loadWorkspaceFile() resolves a symlinked file's paths beside the file it links to, and names the link as the file", async () => {
+  await withWorkspaceDirs(async ({ root, env, packet, checkout, write }) => {
+    // ops/workspace.yml is the real file; elsewhere/ has a different packet.
+    await Deno.mkdir(join(root, "ops"));
+    await write(
+      "ops/workspace.yml",
+      "id: linked\npacket: ../packet\nrepos:\n  app: ../checkout\nstate_root: ../roots/linked\n",
+    );
+    await Deno.mkdir(join(root, "elsewhere", "deeper"), { recursive: true });
+    const link = join(root, "elsewhere", "deeper", "workspace.yml");
+    await Deno.symlink(join(root, "ops", "workspace.yml"), link);
+    const loaded = await loadWorkspaceFile(link, { cwd: "/", env });
+    assert.deepEqual(loaded, {
+      id: "linked",
+      file: link,
+      packet,
+      repos: { app: checkout },
+      state_root: join(root, "roots", "linked"),
+    });
+  });
+});
+
 Deno.test("the default state root is under XDG_STATE_HOME, else ~/.local/state", () => {
   assert.equal(
     defaultWorkspaceRoot("x", { env: { XDG_STATE_HOME: "/s", HOME: "/h" } }),
