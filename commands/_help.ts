@@ -39,7 +39,9 @@ Options:
                       'prompt_runner workspace --help')
   --packet DIR        The packet a workspace runs, instead of its binding
   --resume            Continue the state root's last run under the same run
-                      id when its runner died before finishing it
+                      id when it was interrupted (a signal, a closed
+                      stdout) or its runner died before finishing it: the
+                      prompts it completed are not run again
   --run-id ID         Use this run id: up to 128 letters, digits, '.', '_'
                       and '-' (a resumed run keeps its events, budgets and
                       audit trail)
@@ -51,10 +53,11 @@ Exit codes:
   or a state root that contains the packet, is or holds a checkout, or is a
   directory of files prompt_runner did not make   3 packet, prompt, repo or
   workspace not found (a workspace forgotten as its run starts)   4 another
-  run holds the state root, or the state root is not usable (a system,
-  shared or home directory, another user's, a link, not a directory)
+  run holds the state root, the state root is not usable (a system, shared
+  or home directory, another user's, a link, not a directory), or --resume
+  names a run that completed, failed or was blocked
   129/130/143 stopped by SIGHUP/SIGINT/SIGTERM (recorded as interrupted;
-  a run started under nohup ignores SIGHUP)
+  continue it with --resume; a run started under nohup ignores SIGHUP)
 
 A full disk or an I/O error stops the run with exit 1 and a message naming
 the path; free space, then continue with --resume.
@@ -79,9 +82,10 @@ mode, the last verifier result (unmet items named), provider activity (last
 event, tokens, cost), steers and amendments, whether the agent CLI's process
 and the runner are alive; then one line per prompt of the packet.
 
-The run is "never run", "running", "completed", "failed", "interrupted", or
-"runner gone" (its runner stopped without finishing: continue it with
-'prompt_runner run TARGET --resume').
+The run is "never run", "running", "completed", "failed", "interrupted"
+(stopped by a signal), or "runner gone" (its runner stopped without
+finishing); an interrupted run and one whose runner is gone continue with
+'prompt_runner run TARGET --resume'.
 
 TARGET is a prepared workspace's id, a state root or a packet directory.
 Without one: the current directory when it is a packet with local state or a

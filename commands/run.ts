@@ -35,6 +35,7 @@ import {
 import type { Command, CommandContext } from "./_context.ts";
 import { StdoutClosedError } from "./_output.ts";
 import { RUN_INFO } from "./_help.ts";
+import { shellWord } from "./status/_report.ts";
 
 /** Exit codes of a run stopped by a signal: 128 + the signal's number. */
 const SIGNAL_EXIT: Partial<Record<Deno.Signal, number>> = {
@@ -64,7 +65,31 @@ function shownPath(cwd: string, path: string): string {
   return rel === "" ? "." : rel.startsWith("..") ? path : rel;
 }
 
-/** Picks the run id: `--run-id`, the unfinished run for `--resume`, or a new one. */
+/** The `prompt_runner run` command that continues this run with `--resume`. */
+function resumeCommand(
+  context: CommandContext,
+  args: ParsedArgs,
+  packetDir: string,
+  workspaceId: string | null,
+  ids: string[],
+): string {
+  const words = workspaceId === null
+    ? [shownPath(context.cwd, packetDir)]
+    : [workspaceId];
+  const packet = stringFlag(args, "packet");
+  if (workspaceId !== null && packet !== undefined) {
+    words.push("--packet", packet);
+  }
+  const stateRoot = stringFlag(args, "state-root");
+  if (stateRoot !== undefined) words.push("--state-root", stateRoot);
+  return ["prompt_runner", "run", ...[...words, ...ids].map(shellWord)]
+    .join(" ") + " --resume";
+}
+
+/**
+ * Picks the run id: `--run-id`, for `--resume` the state root's last run
+ * when it can go on (its runner died, or it was interrupted), or a new one.
+ */
 async function chooseRunId(
   resume: boolean,
   runId: string | undefined,
@@ -79,7 +104,9 @@ async function chooseRunId(
   if (!resume) return undefined;
   const ref = await currentRun(stateRoot);
   const last = await snapshot(ref);
-  if (last.status !== "running") {
+  // An interrupted run goes on as a killed one does; a run that completed,
+  // failed or was blocked is over.
+  if (last.status !== "running" && last.status !== "interrupted") {
     throw new StateError(
       `Cannot resume run ${ref.run_id}: it finished (${last.status})`,
       { hint: "Start a new run without --resume" },
@@ -262,6 +289,14 @@ async function run(context: CommandContext, argv: string[]): Promise<number> {
         },
       },
     });
+    const resume = (): string =>
+      resumeCommand(
+        context,
+        args,
+        packet.dir,
+        workspace?.location.workspace_id ?? null,
+        ids,
+      );
     if (outputFailure !== null) {
       throw new EnvironmentError(
         `Cannot write the run's output to standard output: ${
@@ -270,12 +305,17 @@ async function run(context: CommandContext, argv: string[]): Promise<number> {
         {
           code: "OUTPUT_FAILED",
           hint:
-            "Send the output somewhere with room, then continue with a new run (or --run-id)",
+            `Send the output somewhere with room, then continue the run: ${resume()}`,
         },
       );
     }
     if (stdoutClosed) return 0;
-    if (signalled !== null) return SIGNAL_EXIT[signalled] ?? 1;
+    if (signalled !== null) {
+      await context.stderr.line(
+        `hint: the run was interrupted; continue it with: ${resume()}`,
+      ).catch(() => {});
+      return SIGNAL_EXIT[signalled] ?? 1;
+    }
     if (result.status === "completed") return 0;
     await context.stderr.line(
       `error: the run ${result.status}: ${

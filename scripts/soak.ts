@@ -606,7 +606,8 @@ export async function checkSteers(
 /**
  * Each run's stream is continuous: seqs 1..N in order, one run id per
  * file, each run in one file, and every finished run ends with
- * `run_finished`.
+ * `run_finished` (an earlier one only where it was interrupted and
+ * resumed).
  *
  * @returns Each run's last seq, and whether it finished.
  */
@@ -649,7 +650,9 @@ export function checkEventFiles(
       ? String((last.data as Record<string, unknown>)?.status)
       : null;
     events.slice(0, -1).forEach((event) => {
-      if (event.type === "run_finished") {
+      // Only an interrupted run goes on after its run_finished (--resume).
+      const status = (event.data as Record<string, unknown>)?.status;
+      if (event.type === "run_finished" && status !== "interrupted") {
         violations.add(
           "events continuous",
           `${name}: run_finished before the end`,

@@ -23,7 +23,9 @@ const HELP = `Usage: prompt_runner control events [TARGET] [options]
 Prints a run's events, then follows them until the run finishes. Each event
 is printed once, in order. TARGET is a workspace id, a packet directory or
 a state root (default: the current directory, else the workspace related
-to it).
+to it). An interrupted run continued with 'run --resume' goes on after its
+first run_finished: a replay that finds the resumed run's events follows
+them to its last run_finished.
 
 Options:
   --from WHERE        start (replay everything, the default), current (only

@@ -183,6 +183,7 @@ export const APP_JS: string = String.raw`"use strict";
     var fetching = false;
     var retry = null;
     var finished = false;
+    var finishedSeq = 0;
     var stick = true;
     var currentView = null;
     var timelineSeq = Number(timeline && timeline.getAttribute("data-seq")) || 0;
@@ -200,7 +201,10 @@ export const APP_JS: string = String.raw`"use strict";
       shownCount++;
       if (first === null || s < first) first = s;
       if (s > rendered) rendered = s;
-      if (shown[i].getAttribute("data-type") === "run_finished") finished = true;
+      // Only the last one ends the run: an interrupted run that was resumed
+      // goes on after its run_finished.
+      finished = shown[i].getAttribute("data-type") === "run_finished";
+      if (finished) finishedSeq = s;
     }
     latest = rendered;
     var entries = logPanel ? logPanel.querySelectorAll(".log-entry") : [];
@@ -504,9 +508,17 @@ export const APP_JS: string = String.raw`"use strict";
         if (isNum(seq) && seq > latest) latest = seq;
         if (ev) fold(ev);
         else if (isNum(seq) && seq > timelineSeq) timelineSeq = seq;
+        if (finished && isNum(seq) && seq > finishedSeq) {
+          // The interrupted run was resumed: it goes on.
+          finished = false;
+          body.removeAttribute("data-finished");
+        }
         if (ev && ev.type === "run_finished") {
           finished = true;
-          source.close();
+          finishedSeq = seq;
+          // An interrupted run's stream may go on (run --resume): the
+          // server ends it when nothing follows. Any other end is final.
+          if (!ev.data || ev.data.status !== "interrupted") source.close();
           body.setAttribute("data-finished", "");
           // The snapshot that says so may come after: the event says it first.
           if (ev.data && typeof ev.data.status === "string") {
@@ -523,6 +535,11 @@ export const APP_JS: string = String.raw`"use strict";
         try { addLog(JSON.parse(e.data)); } catch (_) { /* not an entry */ }
       });
       source.onerror = function () {
+        // The server ended the stream at the run's end: stay closed.
+        if (finished) {
+          source.close();
+          return;
+        }
         // The browser reconnects by itself (with Last-Event-ID) unless the
         // server refused; then try again a little later from what we have.
         if (source.readyState === EventSource.CLOSED && !finished) {

@@ -602,7 +602,8 @@ export function runPage(model: RunPageModel, context: PageContext): string {
       "data-root": row.root,
       "data-run": row.run,
       "data-last-seq": lastSeq,
-      "data-finished": model.events.some((e) => e.type === "run_finished"),
+      // A run interrupted and resumed has a run_finished before its end.
+      "data-finished": model.events.at(-1)?.type === "run_finished",
       "data-view": JSON.stringify(model.view),
     },
     header(

@@ -1,7 +1,7 @@
 /**
  * The status rollup in words: one quiet report, a line per part, and the
- * hint that continues a run whose runner is gone. Pure; every string in it
- * is made terminal-safe by the caller.
+ * hint that continues a run whose runner is gone or that was interrupted.
+ * Pure; every string in it is made terminal-safe by the caller.
  *
  * @module
  */
@@ -223,7 +223,8 @@ export function renderStatus(
   } else if (r.amendments.count > 0) {
     lines.push(amendmentsRow(r));
   }
-  const hint = r.run.status === "runner_gone"
+  // Both go on where they stopped, under the same run id.
+  const hint = r.run.status === "runner_gone" || r.run.status === "interrupted"
     ? `hint: prompt_runner run ${options.resumeTarget} --resume\n`
     : null;
   return { text: lines.join("\n") + "\n", hint };

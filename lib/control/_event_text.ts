@@ -4,6 +4,11 @@
  * string `type`) whose `seq` is above every one delivered before and at
  * least the start, up to and including `run_finished`.
  *
+ * A `run_finished` whose status is `interrupted` is the end only when
+ * nothing follows it: `run --resume` continues an interrupted run in the
+ * same stream, after its `run_finished` (which stays as written). Any other
+ * `run_finished` is final: nothing after it is read.
+ *
  * {@linkcode selectLines} parses every line. {@linkcode selectText} gives
  * the same lines as text without parsing them: a line in the writer's
  * canonical shape is recognised by one compiled pattern of the JSON
@@ -21,6 +26,16 @@ export interface SelectState {
   lastSeq: number;
   /** The first `seq` to deliver. */
   minSeq: number;
+  /**
+   * The status of the `run_finished` the events seen so far end with;
+   * `null` (or absent) when they do not end with one.
+   */
+  ended?: string | null;
+}
+
+/** Whether a `run_finished` with this status may be followed by a continuation. */
+function continuable(status: string | null | undefined): boolean {
+  return status === "interrupted";
 }
 
 /** One event with the exact line it was stored as. */
@@ -46,8 +61,9 @@ export function parseEvent(line: string): RunEvent | null {
 
 /**
  * The events of a batch of complete lines (text, each line with its
- * newline) to deliver, and whether `run_finished` was among them (then nothing
- * after it is).
+ * newline) to deliver, and whether the events so far end with
+ * `run_finished` (`state.ended` says its status). Nothing after a final
+ * `run_finished` is read; after an interrupted one, a continuation is.
  */
 export function selectLines(
   text: string,
@@ -59,10 +75,15 @@ export function selectLines(
     const event = parseEvent(line);
     if (event === null || event.seq <= state.lastSeq) continue;
     state.lastSeq = event.seq;
+    state.ended = null;
     if (event.seq >= state.minSeq) lines.push({ line, event });
-    if (event.type === "run_finished") return { lines, finished: true };
+    if (event.type === "run_finished") {
+      const status = event.data?.status;
+      state.ended = typeof status === "string" ? status : "failed";
+      if (!continuable(state.ended)) return { lines, finished: true };
+    }
   }
-  return { lines, finished: false };
+  return { lines, finished: (state.ended ?? null) !== null };
 }
 
 const STRING = String
@@ -86,7 +107,7 @@ const SEQ_AT = '{"v":1,"seq":'.length;
 /**
  * A run of lines in the canonical shape the plane writes
  * (`JSON.stringify` of an event, keys in order), each with its newline,
- * none of them `run_finished` (that one is parsed: nothing after it counts).
+ * none of them `run_finished` (that one is parsed: it may end the stream).
  */
 const CANONICAL_LINES = new RegExp(
   `(?:\\{"v":1,"seq":(?:0|[1-9]\\d*),"at":${STRING},"run_id":${STRING},` +
@@ -130,10 +151,12 @@ export function selectText(
     const newline = all.indexOf("\n", at);
     const chosen = selectLines(all.slice(at, newline), state);
     if (chosen.lines.length > 0) out += chosen.lines[0]!.line + "\n";
-    if (chosen.finished) return { text: out, finished: true };
+    if (chosen.finished && !continuable(state.ended)) {
+      return { text: out, finished: true };
+    }
     at = newline + 1;
   }
-  return { text: out, finished: false };
+  return { text: out, finished: (state.ended ?? null) !== null };
 }
 
 /** The canonical lines of `all[from, to)` to deliver, as one text. */
@@ -149,7 +172,10 @@ function keptLines(
     const next = all.indexOf("\n", line) + 1;
     const seq = seqAt(all, line + SEQ_AT);
     const keep = seq > state.lastSeq && seq >= state.minSeq;
-    if (seq > state.lastSeq) state.lastSeq = seq;
+    if (seq > state.lastSeq) {
+      state.lastSeq = seq;
+      state.ended = null;
+    }
     if (!keep) {
       if (keepFrom < line) out += all.slice(keepFrom, line);
       keepFrom = next;

@@ -133,7 +133,9 @@ export class ControlPlane implements RunHooks {
       snap.view = { ...info.view, ...this.opened.view };
       snap.last_seq = this.opened.last_seq;
       snap.event_count = this.opened.last_seq;
-      if (continued && this.#events.finished !== null) {
+      if (continued && this.#events.finished === "interrupted") {
+        this.opened.interrupted = true; // it goes on after that end
+      } else if (continued && this.#events.finished !== null) {
         // Killed after its end was in the stream: publish that end, go no further.
         this.opened.finished = this.#events.finished;
         snap.status = this.#events.finished;

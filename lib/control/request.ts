@@ -118,8 +118,10 @@ export async function requireRunning(ref: RunRef): Promise<Snapshot> {
       `Run ${ref.run_id} is ${current.status}, not running`,
       {
         code: "RUN_NOT_RUNNING",
-        hint:
-          "Requests only reach a live run; start one with 'prompt_runner run'",
+        // A fresh run would do the completed prompts again: continue this one.
+        hint: current.status === "interrupted"
+          ? "Requests only reach a live run; continue this one with 'prompt_runner run PACKET --resume'"
+          : "Requests only reach a live run; start one with 'prompt_runner run'",
       },
     );
   }

@@ -3,6 +3,16 @@
  * bounded batches, or from a `seq` found by seeking), then follow, until
  * `run_finished`; an error when the runner is gone or another run took over.
  *
+ * A run interrupted (SIGINT, SIGTERM, SIGHUP, a closed stdout) and then
+ * continued with `run --resume` has its `run_finished {status:
+ * interrupted}` inside its stream, followed by the resumed runner's
+ * `run_resumed` and the rest of the run. A follower that reaches that
+ * `run_finished` with nothing after it ends there (the run was over when
+ * it looked, as for a follower started before the resume); one that finds
+ * the continuation already written follows it to the run's last
+ * `run_finished`. Any other `run_finished` ends the stream, whatever
+ * follows it.
+ *
  * @module
  */
 
@@ -135,17 +145,24 @@ async function* follow<T>(
     failure: { error: unknown } | null;
   } = { running: null, verdict: null, failure: null };
   let ending: RunLostError | null = null;
+  /** Lines read past an interrupted end, to deliver next. */
+  let after: string | null = null;
   try {
     for (;;) {
       if (tail === null) {
         file = await openIfExists(path, ref);
         if (file !== null) tail = new LineTail(file, false, 0);
       }
-      const text = tail === null ? null : await tail.readText();
+      const text = after ?? (tail === null ? null : await tail.readText());
+      after = null;
       if (text !== null) {
         const { batch, finished } = select(text, state);
         if (batch !== null) yield batch;
-        if (finished) return;
+        if (!finished) continue;
+        // An interrupted run ends here unless it was resumed: then its
+        // stream already goes on after this run_finished.
+        if (state.ended === "interrupted") after = await tail!.readText();
+        if (after === null) return;
         continue;
       }
       if (options.signal?.aborted) return;

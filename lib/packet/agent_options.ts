@@ -6,6 +6,7 @@
  */
 
 import { isRecord } from "./_fields.ts";
+import { refuseUnknownKeys } from "./known_keys.ts";
 
 /** The validated `agent:` options of a prompt. */
 export interface AgentOptions {
@@ -67,6 +68,9 @@ const APPLIES: Record<keyof AgentOptions, readonly string[]> = {
   steer_lane: ["*"],
 };
 
+/** The keys of `agent:`. */
+export const AGENT_KEYS: readonly string[] = Object.keys(APPLIES);
+
 /** The values a key takes, per provider where they differ. */
 const CHOICES: Record<string, Record<string, readonly string[]>> = {
   permission_mode: {
@@ -98,6 +102,9 @@ type Fail = (file: string, problem: string) => never;
 /**
  * Checks an `agent:` block's shape (a mapping of known keys); values are
  * checked once the prompt's provider is known.
+ *
+ * @throws {UsageError} for a block that is not a mapping, or an unknown key
+ * (named with the known key nearest to it).
  */
 export function agentBlock(
   value: unknown,
@@ -108,16 +115,7 @@ export function agentBlock(
   if (!isRecord(value)) {
     fail(file, "agent must be a mapping of provider options");
   }
-  for (const key of Object.keys(value)) {
-    if (!(key in APPLIES)) {
-      fail(
-        file,
-        `unknown key "agent.${key}" (known: ${
-          Object.keys(APPLIES).join(", ")
-        })`,
-      );
-    }
-  }
+  refuseUnknownKeys(value, AGENT_KEYS, file, { at: "agent" });
   return { raw: value, file };
 }
 

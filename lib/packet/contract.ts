@@ -5,6 +5,7 @@
  */
 
 import { UsageError } from "../shared/errors.ts";
+import { nearestKey, refuseUnknownKeys } from "./known_keys.ts";
 
 /** The verify clauses this version enforces, in report order. */
 export const CLAUSES = [
@@ -73,6 +74,24 @@ export interface Contract {
   changed_paths_only?: (string | PathEntry)[];
 }
 
+/** The keys of each clause's entries (written as mappings). */
+const ENTRY_KEYS: Record<Clause, readonly string[]> = {
+  files_exist: ["path", "repo"],
+  files_absent: ["path", "repo"],
+  changed_paths_only: ["path", "repo"],
+  contains: ["path", "text", "repo"],
+  matches: ["path", "pattern", "repo"],
+  commands: [
+    "exec",
+    "args",
+    "timeout_ms",
+    "cwd",
+    "repo",
+    "env",
+    "stdout_contains",
+  ],
+};
+
 /** The default timeout of a verify command, in milliseconds. */
 export const DEFAULT_COMMAND_TIMEOUT_MS = 30_000;
 
@@ -89,7 +108,7 @@ type Fail = (message: string) => never;
 
 function checkKeys(
   entry: Record<string, unknown>,
-  allowed: string[],
+  allowed: readonly string[],
   fail: Fail,
 ): void {
   for (const key of Object.keys(entry)) {
@@ -130,7 +149,7 @@ function checkPathEntry(
   if (typeof entry === "string") return checkString(entry, "a path", fail);
   if (!isRecord(entry)) fail("an entry must be a path or {path, repo}");
   const record = entry as Record<string, unknown>;
-  checkKeys(record, ["path", "repo"], fail);
+  checkKeys(record, ENTRY_KEYS.files_exist, fail);
   checkString(record.path, "path", fail);
   checkRepo(record, repos, fail);
   return record as unknown as PathEntry;
@@ -143,7 +162,7 @@ function checkContains(
 ): ContainsEntry {
   if (!isRecord(entry)) fail("an entry must be {path, text}");
   const record = entry as Record<string, unknown>;
-  checkKeys(record, ["path", "text", "repo"], fail);
+  checkKeys(record, ENTRY_KEYS.contains, fail);
   checkString(record.path, "path", fail);
   if (typeof record.text !== "string" || record.text === "") {
     fail("text must be a non-empty string");
@@ -159,7 +178,7 @@ function checkMatches(
 ): MatchesEntry {
   if (!isRecord(entry)) fail("an entry must be {path, pattern}");
   const record = entry as Record<string, unknown>;
-  checkKeys(record, ["path", "pattern", "repo"], fail);
+  checkKeys(record, ENTRY_KEYS.matches, fail);
   checkString(record.path, "path", fail);
   const pattern = checkString(record.pattern, "pattern", fail);
   try {
@@ -189,15 +208,7 @@ function checkCommand(
   }
   if (!isRecord(entry)) fail("a command must be {exec, args}");
   const record = entry as Record<string, unknown>;
-  checkKeys(record, [
-    "exec",
-    "args",
-    "timeout_ms",
-    "cwd",
-    "repo",
-    "env",
-    "stdout_contains",
-  ], fail);
+  checkKeys(record, ENTRY_KEYS.commands, fail);
   checkString(record.exec, "exec", fail);
   if (
     record.args !== undefined &&
@@ -269,7 +280,9 @@ export function checkEntry(
  * @param file The file the contract came from, named in errors.
  * @param repos The repo names the packet declares.
  * @returns The contract.
- * @throws {UsageError} naming the file, the clause and the problem.
+ * @throws {UsageError} naming the file, the clause and the problem; an
+ * unknown key by its dotted path (`verify.commands[0].timout_ms`), with the
+ * nearest known key as its hint.
  */
 export function parseContract(
   raw: unknown,
@@ -286,15 +299,24 @@ export function parseContract(
   const contract: Record<string, unknown[]> = {};
   for (const [name, value] of Object.entries(raw)) {
     if (!isClause(name)) {
+      const near = nearestKey(name, CLAUSES);
       throw new UsageError(
         `Unknown verify clause "${name}" in "${file}": known clauses are ${
           CLAUSES.join(", ")
         }`,
-        { code: "UNKNOWN_CLAUSE" },
+        {
+          code: "UNKNOWN_CLAUSE",
+          ...(near === null ? {} : { hint: `Did you mean "verify.${near}"?` }),
+        },
       );
     }
     const entries = Array.isArray(value) ? value : [value];
     contract[name] = entries.map((entry, index) => {
+      if (isRecord(entry)) {
+        refuseUnknownKeys(entry, ENTRY_KEYS[name], file, {
+          at: `verify.${name}[${index}]`,
+        });
+      }
       try {
         return checkEntry(name, entry, repos);
       } catch (error) {

@@ -23,7 +23,12 @@ import {
   timeout,
 } from "./_fields.ts";
 import { agentBlock } from "./agent_options.ts";
-import { loadPrompt, type ManifestDefaults } from "./load_prompt.ts";
+import { refuseUnknownKeys } from "./known_keys.ts";
+import {
+  loadPrompt,
+  type ManifestDefaults,
+  NESTED_KEYS,
+} from "./load_prompt.ts";
 import {
   MANIFEST_FILE,
   type Packet,
@@ -56,6 +61,9 @@ const MANIFEST_KEYS = [
   "timeout_ms",
   "prompt_dir",
 ];
+/** The keys of a repo: `name: {path, default}`, or `{name, path, default}` in a list. */
+const REPO_KEYS = ["path", "default"];
+
 function parseRepos(
   raw: unknown,
   dir: string,
@@ -68,7 +76,8 @@ function parseRepos(
       if (!isRecord(item) || typeof item.name !== "string") {
         invalid(file, "each entry of repos must have a name");
       }
-      entries.push([item.name as string, item]);
+      const { name, ...spec } = item;
+      entries.push([name as string, spec]);
     }
   } else if (isRecord(raw)) {
     entries.push(...Object.entries(raw));
@@ -81,6 +90,9 @@ function parseRepos(
       invalid(file, `repo name "${name}" must be letters, digits, _ . or -`);
     }
     const spec = typeof value === "string" ? { path: value } : value;
+    if (isRecord(spec)) {
+      refuseUnknownKeys(spec, REPO_KEYS, file, { at: `repos.${name}` });
+    }
     if (!isRecord(spec) || typeof spec.path !== "string" || !spec.path) {
       invalid(file, `repo "${name}" needs a path`);
     }
@@ -176,9 +188,10 @@ function compareIds(a: string, b: string): number {
  * @returns The packet, prompts in id order.
  * @throws {NotFoundError} when the directory or its manifest does not exist.
  * @throws {UsageError} when a file is malformed: bad YAML, a front matter
- * that is not a mapping, an unknown clause, a duplicate id, an id that does
- * not match its file name, a `prompt_dir` outside the packet; the message
- * names the file and the problem.
+ * that is not a mapping, an unknown key at any level (named by its dotted
+ * path, the nearest known key as its hint), an unknown clause, a duplicate
+ * id, an id that does not match its file name, a `prompt_dir` outside the
+ * packet; the message names the file and the problem.
  * @throws {LinkRefusedError} when the manifest, the prompt directory or a
  * prompt file is a link (the packet directory itself may be one): a packet
  * is read only inside its directory, never through a link.
@@ -250,17 +263,14 @@ export async function loadPacket(dir: string): Promise<Packet> {
       },
     );
   }
-  const warnings: string[] = [];
   // Imported here, not at the top: the YAML parser is the dearest module to
   // load, and commands that never read a packet should not pay for it.
   const { parseFrontMatter } = await import("./front_matter.ts");
   const { attributes } = parseFrontMatter(text, manifestFile);
   refuseRenamedKeys(attributes, manifestFile);
-  for (const key of Object.keys(attributes)) {
-    if (!MANIFEST_KEYS.includes(key)) {
-      warnings.push(`Ignoring unknown key "${key}" in "${manifestFile}"`);
-    }
-  }
+  refuseUnknownKeys(attributes, MANIFEST_KEYS, manifestFile, {
+    elsewhere: NESTED_KEYS,
+  });
   const repos = parseRepos(attributes.repos, realRoot, manifestFile);
   const recovery = parseRecovery(
     attributes.recovery,
@@ -313,7 +323,7 @@ export async function loadPacket(dir: string): Promise<Packet> {
   files.sort();
   const prompts = [];
   for (const file of files) {
-    prompts.push(await loadPrompt(file, defaults, repos, realRoot, warnings));
+    prompts.push(await loadPrompt(file, defaults, repos, realRoot));
   }
   const seen = new Map<string, string>();
   for (const prompt of prompts) {
@@ -339,6 +349,6 @@ export async function loadPacket(dir: string): Promise<Packet> {
     recovery,
     view,
     prompts: prompts.map(({ raw_depends_on: _, ...prompt }) => prompt),
-    warnings,
+    warnings: [],
   };
 }

@@ -18,8 +18,16 @@ import {
   stringList,
   timeout,
 } from "./_fields.ts";
-import { type AgentBlock, agentBlock, agentOptions } from "./agent_options.ts";
+import {
+  AGENT_KEYS,
+  type AgentBlock,
+  agentBlock,
+  agentOptions,
+} from "./agent_options.ts";
+import { refuseUnknownKeys } from "./known_keys.ts";
 import { normalizePromptId } from "./prompt_id.ts";
+import { checkSimulateKeys } from "./simulate_keys.ts";
+import { RECOVERY_KEYS } from "./recovery.ts";
 
 const PROMPT_KEYS = [
   "id",
@@ -34,6 +42,15 @@ const PROMPT_KEYS = [
   "recovery",
   "agent",
   "timeout_ms",
+];
+
+/**
+ * Keys of a block a key at the top of a manifest or prompt may have been
+ * meant for (`max_steer` for `recovery.max_steers`).
+ */
+export const NESTED_KEYS: readonly string[] = [
+  ...RECOVERY_KEYS.map((key) => `recovery.${key}`),
+  ...AGENT_KEYS.map((key) => `agent.${key}`),
 ];
 
 /** What a prompt inherits from its manifest. */
@@ -66,17 +83,13 @@ export async function loadPrompt(
   defaults: ManifestDefaults,
   repos: RepoConfig[],
   packetDir: string,
-  warnings: string[],
 ): Promise<PromptSpec & { raw_depends_on: unknown }> {
   const text = await readFile(packetDir, file, "prompt file");
   const { parseFrontMatter } = await import("./front_matter.ts");
   const { attributes, body } = parseFrontMatter(text, file);
   refuseRenamedKeys(attributes, file);
-  for (const key of Object.keys(attributes)) {
-    if (!PROMPT_KEYS.includes(key)) {
-      warnings.push(`Ignoring unknown key "${key}" in "${file}"`);
-    }
-  }
+  refuseUnknownKeys(attributes, PROMPT_KEYS, file, { elsewhere: NESTED_KEYS });
+  checkSimulateKeys(attributes.simulate, file);
   const prefix = /^(\d+)(?:_|\.|$)/.exec(basename(file))?.[1];
   const fromName = prefix === undefined ? null : normalizePromptId(prefix);
   let id: string | null = null;

@@ -77,6 +77,9 @@ export interface Packet {
   view: ViewSettings;
   /** The prompts, in id order. */
   prompts: PromptSpec[];
-  /** Things worth telling the user that do not stop a run (unknown keys). */
+  /**
+   * Things worth telling the user that do not stop a run (none today: an
+   * unknown key, once a warning, is an error).
+   */
   warnings: string[];
 }

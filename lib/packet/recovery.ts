@@ -5,6 +5,7 @@
  */
 
 import { UsageError } from "../shared/errors.ts";
+import { refuseUnknownKeys } from "./known_keys.ts";
 
 /** How a prompt recovers from failures. Budgets count within one run. */
 export interface RecoveryConfig {
@@ -33,6 +34,24 @@ export interface RecoveryConfig {
     max_attempts: number;
   };
 }
+
+/** The keys of `recovery:`. */
+export const RECOVERY_KEYS: readonly string[] = [
+  "max_steers",
+  "resume_attempts",
+  "retry",
+  "repair",
+];
+/** The keys of `recovery.retry`. */
+const RETRY_KEYS = [
+  "max_attempts",
+  "base_delay_ms",
+  "max_delay_ms",
+  "jitter",
+  "class_attempts",
+];
+/** The keys of `recovery.repair`. */
+const REPAIR_KEYS = ["enabled", "max_attempts"];
 
 /** The recovery settings a packet gets when it says nothing. */
 export const DEFAULT_RECOVERY: Readonly<RecoveryConfig> = Object.freeze({
@@ -78,23 +97,6 @@ function flag(value: unknown, file: string, key: string): boolean {
   fail(file, key, `expected true or false, found ${JSON.stringify(value)}`);
 }
 
-function checkKeys(
-  block: Record<string, unknown>,
-  allowed: string[],
-  file: string,
-  prefix: string,
-): void {
-  for (const key of Object.keys(block)) {
-    if (!allowed.includes(key)) {
-      fail(
-        file,
-        prefix + key,
-        `unknown key (expected one of ${allowed.join(", ")})`,
-      );
-    }
-  }
-}
-
 /**
  * Merges a `recovery:` block over a base configuration and checks every
  * value. Used for the manifest (over the defaults) and for each prompt (over
@@ -114,12 +116,7 @@ export function parseRecovery(
   const result: RecoveryConfig = structuredClone(base) as RecoveryConfig;
   if (raw === undefined || raw === null) return result;
   if (!isRecord(raw)) fail(file, "recovery", "expected a mapping");
-  checkKeys(
-    raw,
-    ["max_steers", "resume_attempts", "retry", "repair"],
-    file,
-    "recovery.",
-  );
+  refuseUnknownKeys(raw, RECOVERY_KEYS, file, { at: "recovery" });
   if (raw.max_steers !== undefined) {
     result.max_steers = count(raw.max_steers, file, "recovery.max_steers");
   }
@@ -135,18 +132,7 @@ export function parseRecovery(
       fail(file, "recovery.retry", "expected a mapping");
     }
     const retry = raw.retry;
-    checkKeys(
-      retry,
-      [
-        "max_attempts",
-        "base_delay_ms",
-        "max_delay_ms",
-        "jitter",
-        "class_attempts",
-      ],
-      file,
-      "recovery.retry.",
-    );
+    refuseUnknownKeys(retry, RETRY_KEYS, file, { at: "recovery.retry" });
     for (
       const key of ["max_attempts", "base_delay_ms", "max_delay_ms"] as const
     ) {
@@ -175,7 +161,7 @@ export function parseRecovery(
       fail(file, "recovery.repair", "expected a mapping");
     }
     const repair = raw.repair;
-    checkKeys(repair, ["enabled", "max_attempts"], file, "recovery.repair.");
+    refuseUnknownKeys(repair, REPAIR_KEYS, file, { at: "recovery.repair" });
     if (repair.enabled !== undefined) {
       result.repair.enabled = flag(
         repair.enabled,

@@ -80,12 +80,16 @@ function stepEvents(step: SimulatedStep, sessionId: string): ProviderEvent[] {
       // Running totals, as agents report them: each round adds the step's usage.
       const input = step.usage.input_tokens * (round + 1);
       const output = step.usage.output_tokens * (round + 1);
+      const cost = step.usage.cost_usd;
       events.push({
         type: "token_usage_updated",
         data: {
           input_tokens: input,
           output_tokens: output,
           total_tokens: input + output,
+          ...(cost === null
+            ? {}
+            : { cost_usd: Math.round(cost * (round + 1) * 1e6) / 1e6 }),
         },
       });
     }

@@ -5,6 +5,7 @@
  * @module
  */
 
+import { SIMULATE_KEYS, SIMULATE_STEP_KEYS } from "../packet/simulate_keys.ts";
 import { FAILURE_KINDS } from "./failure.ts";
 
 /** A scripted tool call. */
@@ -45,8 +46,10 @@ export interface SimulatedStep {
   tools: SimulatedTool[];
   /** Files written when the step starts. */
   writes: SimulatedWrite[];
-  /** Token usage reported at the end. */
-  usage: { input_tokens: number; output_tokens: number } | null;
+  /** Token usage (and its cost in US dollars, when given) reported at the end. */
+  usage:
+    | { input_tokens: number; output_tokens: number; cost_usd: number | null }
+    | null;
   /** A failure that ends the turn. */
   error: { kind: string; message: string; recovery: unknown } | null;
 }
@@ -93,20 +96,13 @@ function parseStep(raw: unknown, where: string, fail: Fail): SimulatedStep {
   if (raw === null || raw === undefined) raw = {};
   if (!isRecord(raw)) fail(`${where} must be a mapping`);
   const step = raw as Record<string, unknown>;
-  const known = [
-    "delay_ms",
-    "repeat",
-    "thinking",
-    "messages",
-    "tools",
-    "writes",
-    "usage",
-    "error",
-    "label",
-  ];
   for (const key of Object.keys(step)) {
-    if (!known.includes(key)) {
-      fail(`${where} has unknown key "${key}" (expected ${known.join(", ")})`);
+    if (!SIMULATE_STEP_KEYS.includes(key)) {
+      fail(
+        `${where} has unknown key "${key}" (expected ${
+          SIMULATE_STEP_KEYS.join(", ")
+        })`,
+      );
     }
   }
   const tools =
@@ -167,7 +163,17 @@ function parseStep(raw: unknown, where: string, fail: Fail): SimulatedStep {
         0,
         fail,
       ),
+      cost_usd: null,
     };
+    if (u.cost_usd !== undefined && u.cost_usd !== null) {
+      if (
+        typeof u.cost_usd !== "number" || !Number.isFinite(u.cost_usd) ||
+        u.cost_usd < 0
+      ) {
+        fail(`${where}.usage.cost_usd must be a number >= 0`);
+      }
+      usage.cost_usd = u.cost_usd;
+    }
   }
   let error: SimulatedStep["error"] = null;
   if (step.error !== undefined && step.error !== null) {
@@ -217,9 +223,11 @@ export function parseSimulatedScript(raw: unknown): SimulatedScript {
   if (!isRecord(raw)) fail("simulate must be a mapping");
   const script = raw as Record<string, unknown>;
   for (const key of Object.keys(script)) {
-    if (!["lane", "attempts", "resume"].includes(key)) {
+    if (!SIMULATE_KEYS.includes(key)) {
       fail(
-        `simulate has unknown key "${key}" (expected lane, attempts, resume)`,
+        `simulate has unknown key "${key}" (expected ${
+          SIMULATE_KEYS.join(", ")
+        })`,
       );
     }
   }

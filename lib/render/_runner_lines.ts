@@ -58,6 +58,16 @@ export function runnerLine(
           `${d.prompt_id} ${d.name} · attempt ${d.attempt} (${d.mode}) · ${d.provider}/${d.model}`,
         tone: "info",
       };
+    case "run_resumed":
+      return {
+        icon: "↻",
+        text: `run resumed after seq ${Number(d.after_seq) || "?"} (${
+          d.after === "interrupted"
+            ? "it was interrupted"
+            : "its runner had stopped"
+        })`,
+        tone: "warn",
+      };
     case "session_resumed":
       return {
         icon: "↻",

@@ -134,6 +134,19 @@ class PacketRun {
         // View changes an earlier process of this run applied still hold.
         ctx.output.restoreView(opened.view);
       }
+      if (ctx.seq > 0) {
+        // First thing in the stream: a follower that finds this line after
+        // an interrupted run's run_finished knows the run goes on.
+        await ctx.emit(
+          "run_resumed",
+          {
+            after_seq: ctx.seq,
+            after: opened?.interrupted === true ? "interrupted" : "runner_gone",
+          },
+          null,
+          null,
+        );
+      }
       await ctx.saveState();
       [status, reason] = await this.#runPrompts();
     } catch (error) {

@@ -21,6 +21,7 @@ export const PROVIDER_EVENT_TYPES = [
 
 /** Event types the runner itself emits. */
 export const RUNNER_EVENT_TYPES = [
+  "run_resumed",
   "prompt_started",
   "session_resumed",
   "prompt_steered",

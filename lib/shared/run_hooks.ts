@@ -46,11 +46,18 @@ export interface RunOpened {
   /** Steers already delivered in this run id, per prompt. */
   delivered_steers: Record<string, number>;
   /**
-   * Set when this run id's stream already ends with `run_finished` (an
-   * earlier process was killed after publishing its end, before its last
-   * snapshot): the run is over, with this status, and must not go on.
+   * Set when this run id's stream already ends with a final `run_finished`
+   * (`completed`, `failed`, `blocked`: an earlier process was killed after
+   * publishing its end, before its last snapshot): the run is over, with
+   * this status, and must not go on.
    */
   finished?: RunStatus;
+  /**
+   * Set when this run id's stream ends with `run_finished {status:
+   * interrupted}`: the run goes on after it (`run --resume`), in the same
+   * stream.
+   */
+  interrupted?: boolean;
 }
 
 /** What the runner tells its hooks when an attempt starts. */

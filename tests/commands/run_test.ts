@@ -234,17 +234,33 @@ Deno.test("run --state-root keeps state outside the packet", async () => {
   );
 });
 
-Deno.test("run prints packet warnings for unknown keys on stderr", async () => {
+Deno.test("run refuses a packet with an unknown key before any agent runs (exit 2), naming the file, the key and the key it most likely meant", async () => {
   await using packet = await makePacket({
-    prompts: {
-      "01_notes.prompt.md": promptFile("verfy: {}\nsimulate: {attempts: [{}]}"),
-    },
+    prompts: { "01_notes.prompt.md": GOOD },
+    manifest: "recovry: {max_steers: 1}",
   });
   const result = await runCli(["run", packet.dir]);
-  assert.equal(result.code, 0);
+  assert.equal(result.code, 2, result.stderr);
+  assert.equal(result.stdout, "");
   assert.match(
     result.stderr,
-    /^warning: Ignoring unknown key "verfy" in ".*01_notes\.prompt\.md"/,
+    /^error: Invalid packet file ".*prompt_runner_packet\.md": unknown key "recovry"\nhint: Did you mean "recovery"\? Known keys: name, provider, /,
+  );
+  // Nothing ran: no state root, no notes written.
+  await assert.rejects(Deno.stat(packet.stateRoot), Deno.errors.NotFound);
+  await assert.rejects(
+    Deno.stat(join(packet.workspace, "NOTES.md")),
+    Deno.errors.NotFound,
+  );
+  await Deno.writeTextFile(
+    join(packet.dir, "prompt_runner_packet.md"),
+    "---\nprovider: simulated\nmax_steer: 5\n---\n",
+  );
+  const top = await runCli(["run", packet.dir]);
+  assert.equal(top.code, 2, top.stderr);
+  assert.match(
+    top.stderr,
+    /unknown key "max_steer"\nhint: Did you mean "recovery\.max_steers"\?/,
   );
 });
 

@@ -358,7 +358,7 @@ Deno.test("status of a running run shows the live lease and the last steer with 
   );
 });
 
-Deno.test("status of an interrupted run says 'interrupted'", async () => {
+Deno.test("status of an interrupted run says 'interrupted', with the hint that continues it", async () => {
   await using packet = await makePacket({
     prompts: { "01_slow.prompt.md": SLOW },
   });

@@ -107,6 +107,31 @@ Deno.test("selectText() stops after run_finished, and is not fooled by the words
   assert.ok(!out.includes('"seq":5'));
 });
 
+Deno.test("selectText() goes on after an interrupted run_finished and says whether the text ends with one", () => {
+  const stop = line(3, "run_finished", { status: "interrupted" });
+  const ended = [line(1), line(2), stop].map((l) => l + "\n").join("");
+  assertSame(ended);
+  const state: SelectState = { lastSeq: 0, minSeq: 1 };
+  assert.equal(selectText(ended, state).finished, true);
+  assert.equal(state.ended, "interrupted");
+  const resumed = [line(1), stop, line(4, "run_resumed"), line(5)]
+    .map((l) => l + "\n").join("");
+  assertSame(resumed);
+  const [out, finished, last] = fast(resumed, 1);
+  assert.equal(finished, false);
+  assert.equal(last, 5);
+  assert.equal(out, resumed);
+  // Continued in a later batch: the state carries the end until then.
+  const carried: SelectState = { lastSeq: 0, minSeq: 1 };
+  assert.equal(selectLines(ended, carried).finished, true);
+  const more = selectLines(line(4) + "\n", carried);
+  assert.deepEqual([more.lines.length, more.finished, carried.ended], [
+    1,
+    false,
+    null,
+  ]);
+});
+
 Deno.test("selectText() equals selectLines() on random streams with corruptions", () => {
   let seed = 7;
   const random = (): number => {
@@ -123,6 +148,7 @@ Deno.test("selectText() equals selectLines() on random streams with corruptions"
         seq,
         random() < 0.03 ? "run_finished" : "message_streamed",
         {
+          ...(random() < 0.5 ? { status: "interrupted" } : {}),
           delta: "x".repeat(Math.floor(random() * 20)),
           n: random() < 0.5 ? [1, { a: null }] : -1.5e-7,
         },

@@ -148,6 +148,21 @@ Deno.test("setView() refuses a run that is not running with a StateError (exit c
   assert.deepEqual(await listNames(root.paths.requests), []);
 });
 
+Deno.test("setView() refuses an interrupted run with a hint that continues it with --resume", async () => {
+  await using root = await makeControlRoot();
+  const plane = await root.open("run-a");
+  await plane.close("interrupted");
+  await assert.rejects(
+    setView(root.ref("run-a"), { diff: "full" }),
+    isError(StateError, (error) => {
+      assert.equal(error.exitCode, 4);
+      assert.match(error.message, /run-a is interrupted, not running/);
+      assert.match(error.hint ?? "", /'prompt_runner run PACKET --resume'/);
+    }),
+  );
+  assert.deepEqual(await listNames(root.paths.requests), []);
+});
+
 Deno.test("setView() refuses a running snapshot whose runner holds no lock, saying it is gone", async () => {
   await using root = await makeControlRoot();
   const plane = await root.open("run-a");

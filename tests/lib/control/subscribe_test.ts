@@ -239,6 +239,98 @@ Deno.test("events() keeps following a run with a stale heartbeat while its runne
   }
 });
 
+const interrupted = (runId: string, seq: number): RunEvent =>
+  runEvent(runId, seq, "run_finished", { status: "interrupted" }, null);
+
+Deno.test("events() of an interrupted run that was resumed replays across its interrupted run_finished to the last one", async () => {
+  await using root = await makeControlRoot();
+  const first = await root.open("run-a");
+  for (let seq = 1; seq <= 3; seq++) {
+    await first.observe(runEvent("run-a", seq, "tool_call_started"));
+  }
+  await first.observe(interrupted("run-a", 4));
+  await first.close("interrupted");
+  // Before the resume, the stream ends at the interrupted end.
+  assert.deepEqual(
+    (await Array.fromAsync(events(root.ref("run-a")))).map((e) => e.seq),
+    [1, 2, 3, 4],
+  );
+  const resumed = await root.open("run-a");
+  assert.equal(resumed.opened.interrupted, true);
+  assert.equal(resumed.opened.finished, undefined);
+  assert.equal(resumed.opened.last_seq, 4);
+  await resumed.observe(
+    runEvent("run-a", 5, "run_resumed", { after_seq: 4 }, null),
+  );
+  // Followed live from the start: on past the interrupted end.
+  const seen: number[] = [];
+  for await (const event of events(root.ref("run-a"))) {
+    seen.push(event.seq);
+    if (event.seq === 5) {
+      await resumed.observe(runEvent("run-a", 6, "tool_call_started"));
+      await resumed.observe(finished("run-a", 7));
+    }
+  }
+  assert.deepEqual(seen, [1, 2, 3, 4, 5, 6, 7]);
+  await resumed.close("completed");
+  const text = (await Array.fromAsync(eventTextBatches(root.ref("run-a"))))
+    .join("");
+  assert.equal(
+    text,
+    await Deno.readTextFile(root.paths.events),
+    "the text follower agrees",
+  );
+  assert.deepEqual(
+    (await Array.fromAsync(events(root.ref("run-a"), { from: 3 }))).map((e) =>
+      e.seq
+    ),
+    [3, 4, 5, 6, 7],
+  );
+});
+
+Deno.test("events() stops at a final run_finished whatever follows it", async () => {
+  await using root = await makeControlRoot();
+  const plane = await root.open("run-a");
+  await plane.observe(runEvent("run-a", 1, "tool_call_started"));
+  await plane.observe(finished("run-a", 2));
+  await plane.close("completed");
+  await appendText(
+    root.paths.events,
+    line(runEvent("run-a", 3, "tool_call_started")),
+  );
+  assert.deepEqual(
+    (await Array.fromAsync(events(root.ref("run-a")))).map((e) => e.seq),
+    [1, 2],
+  );
+});
+
+Deno.test('events() from "current" of a resumed run delivers the continuation, of an interrupted one nothing', async () => {
+  await using root = await makeControlRoot();
+  const first = await root.open("run-a");
+  await first.observe(runEvent("run-a", 1, "tool_call_started"));
+  await first.observe(interrupted("run-a", 2));
+  await first.close("interrupted");
+  assert.deepEqual(
+    await Array.fromAsync(events(root.ref("run-a"), { from: "current" })),
+    [],
+  );
+  const resumed = await root.open("run-a");
+  const iterator = events(root.ref("run-a"), { from: "current" });
+  const next = iterator.next();
+  let seq = 2;
+  while (await stillPendingAfter(next, 50)) {
+    await resumed.observe(runEvent("run-a", ++seq, "tool_call_started"));
+  }
+  assert.ok((await next).value!.seq > 2);
+  await resumed.observe(finished("run-a", ++seq));
+  const rest = [];
+  for (let n = await iterator.next(); !n.done; n = await iterator.next()) {
+    rest.push(n.value.seq);
+  }
+  assert.equal(rest.at(-1), seq);
+  await resumed.close("completed");
+});
+
 Deno.test("events() of a run that ended without run_finished fails with RunLostError", async () => {
   await using root = await makeControlRoot();
   const plane = await root.open("run-a");

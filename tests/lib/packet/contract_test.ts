@@ -32,6 +32,15 @@ function entryProblem(clause: string, entry: unknown): string {
   return error.message.slice(prefix.length);
 }
 
+/** The key parseContract() names for an unknown key of one `clause` entry, and its hint. */
+function unknownKey(clause: string, entry: unknown): [string, string] {
+  const error = refused({ [clause]: [entry] });
+  assert.equal(error.code, "INVALID_PACKET");
+  const prefix = `Invalid packet file "${FILE}": unknown key `;
+  assert.ok(error.message.startsWith(prefix), error.message);
+  return [error.message.slice(prefix.length), error.hint ?? ""];
+}
+
 Deno.test("CLAUSES lists the first-wave clauses in report order", () => {
   assert.deepEqual([...CLAUSES], [
     "files_exist",
@@ -121,10 +130,10 @@ Deno.test("parseContract() refuses a bad path entry in each path clause", () => 
       entryProblem(clause, 42),
       "an entry must be a path or {path, repo}",
     );
-    assert.equal(
-      entryProblem(clause, { path: "a", text: "x" }),
-      'unknown key "text" (expected path, repo)',
-    );
+    assert.deepEqual(unknownKey(clause, { path: "a", text: "x" }), [
+      `"verify.${clause}[0].text"`,
+      `Known keys of verify.${clause}[0]: path, repo`,
+    ]);
     assert.equal(
       entryProblem(clause, { repo: "app" }),
       "path must be a non-empty string",
@@ -169,9 +178,12 @@ Deno.test("parseContract() refuses a contains entry without a path or a text", (
     entryProblem("contains", { text: "x" }),
     "path must be a non-empty string",
   );
-  assert.equal(
-    entryProblem("contains", { path: "a.md", text: "x", pattern: "y" }),
-    'unknown key "pattern" (expected path, text, repo)',
+  assert.deepEqual(
+    unknownKey("contains", { path: "a.md", text: "x", pattern: "y" }),
+    [
+      '"verify.contains[0].pattern"',
+      "Known keys of verify.contains[0]: path, text, repo",
+    ],
   );
 });
 
@@ -201,9 +213,12 @@ Deno.test("parseContract() refuses a matches entry without a path or a pattern",
     entryProblem("matches", { path: "a.md" }),
     "pattern must be a non-empty string",
   );
-  assert.equal(
-    entryProblem("matches", { path: "a.md", pattern: "x", flags: "i" }),
-    'unknown key "flags" (expected path, pattern, repo)',
+  assert.deepEqual(
+    unknownKey("matches", { path: "a.md", pattern: "x", flags: "i" }),
+    [
+      '"verify.matches[0].flags"',
+      "Known keys of verify.matches[0]: path, pattern, repo",
+    ],
   );
 });
 
@@ -253,10 +268,14 @@ Deno.test("parseContract() refuses malformed command entries and names the field
     entryProblem("commands", { exec: "deno", stdout_contains: 3 }),
     "stdout_contains must be a string",
   );
-  assert.equal(
-    entryProblem("commands", { exec: "deno", shell: true }),
-    'unknown key "shell" (expected exec, args, timeout_ms, cwd, repo, env, stdout_contains)',
-  );
+  assert.deepEqual(unknownKey("commands", { exec: "deno", shell: true }), [
+    '"verify.commands[0].shell"',
+    "Known keys of verify.commands[0]: exec, args, timeout_ms, cwd, repo, env, stdout_contains",
+  ]);
+  assert.deepEqual(unknownKey("commands", { exec: "deno", timout_ms: 5 }), [
+    '"verify.commands[0].timout_ms"',
+    'Did you mean "verify.commands[0].timeout_ms"? Known keys of verify.commands[0]: exec, args, timeout_ms, cwd, repo, env, stdout_contains',
+  ]);
 });
 
 Deno.test("checkEntry() returns a good entry and throws a plain Error for a bad one", () => {
@@ -267,6 +286,14 @@ Deno.test("checkEntry() returns a good entry and throws a plain Error for a bad 
     (error: unknown) =>
       error instanceof Error && !(error instanceof UsageError) &&
       error.message === "a path must be a non-empty string",
+  );
+  // Amendments are checked entry by entry, without a file: the same keys.
+  assert.throws(
+    () => checkEntry("commands", { exec: "deno", shell: true }, []),
+    (error: unknown) =>
+      error instanceof Error && !(error instanceof UsageError) &&
+      error.message ===
+        'unknown key "shell" (expected exec, args, timeout_ms, cwd, repo, env, stdout_contains)',
   );
 });
 

@@ -883,20 +883,244 @@ Deno.test("loadPacket() reads prompts from prompt_dir when the manifest names on
   );
 });
 
-Deno.test("loadPacket() warns about unknown keys instead of refusing them", async () => {
+/**
+ * Unknown keys at every level of the format: [where, the file's front
+ * matter lines, the key's dotted path, the hint's suggestion or null].
+ */
+const UNKNOWN_KEYS: ["manifest" | "prompt", string, string, string | null][] = [
+  ["manifest", "recovry: {max_steers: 1}", "recovry", "recovery"],
+  ["manifest", "max_steer: 5", "max_steer", "recovery.max_steers"],
+  ["manifest", "timout_ms: 1000", "timout_ms", "timeout_ms"],
+  ["manifest", "colour: blue", "colour", null],
+  [
+    "manifest",
+    "recovery:\n  retry: {max_atempts: 0}",
+    "recovery.retry.max_atempts",
+    "recovery.retry.max_attempts",
+  ],
+  [
+    "manifest",
+    "recovery:\n  repair: {enable: false}",
+    "recovery.repair.enable",
+    "recovery.repair.enabled",
+  ],
+  ["manifest", "agent: {sandbx: read-only}", "agent.sandbx", "agent.sandbox"],
+  ["prompt", "verfy: {files_exist: [a.md]}", "verfy", "verify"],
+  ["prompt", "timeout_m: 5000", "timeout_m", "timeout_ms"],
+  ["prompt", "sandbox: read-only", "sandbox", "agent.sandbox"],
+  [
+    "prompt",
+    "recovery: {max_steer: 1}",
+    "recovery.max_steer",
+    "recovery.max_steers",
+  ],
+  [
+    "prompt",
+    "verify: {commands: [{exec: deno, timout_ms: 5}]}",
+    "verify.commands[0].timout_ms",
+    "verify.commands[0].timeout_ms",
+  ],
+  [
+    "prompt",
+    "verify: {contains: [{path: a.md, txt: hi}]}",
+    "verify.contains[0].txt",
+    "verify.contains[0].text",
+  ],
+  [
+    "prompt",
+    "verify: {matches: [{path: a.md, pattern: x}, {path: b.md, patern: y}]}",
+    "verify.matches[1].patern",
+    "verify.matches[1].pattern",
+  ],
+  [
+    "prompt",
+    "verify: {files_exist: [{path: a.md, rep: app}]}",
+    "verify.files_exist[0].rep",
+    "verify.files_exist[0].repo",
+  ],
+  [
+    "prompt",
+    "simulate: {atempts: []}",
+    "simulate.atempts",
+    "simulate.attempts",
+  ],
+  [
+    "prompt",
+    "simulate: {attempts: [{}, {mesages: [hi]}]}",
+    "simulate.attempts[1].mesages",
+    "simulate.attempts[1].messages",
+  ],
+  [
+    "prompt",
+    "simulate: {attempts: [{tools: [{name: Edit, ouput: ok}]}]}",
+    "simulate.attempts[0].tools[0].ouput",
+    "simulate.attempts[0].tools[0].output",
+  ],
+  [
+    "prompt",
+    "simulate: {attempts: [{writes: [{path: a.md, txt: hi}]}]}",
+    "simulate.attempts[0].writes[0].txt",
+    "simulate.attempts[0].writes[0].text",
+  ],
+  [
+    "prompt",
+    "simulate: {attempts: [{usage: {input_token: 10}}]}",
+    "simulate.attempts[0].usage.input_token",
+    "simulate.attempts[0].usage.input_tokens",
+  ],
+  [
+    "prompt",
+    "simulate: {attempts: [{error: {kind: protocol_error, mesage: x}}]}",
+    "simulate.attempts[0].error.mesage",
+    "simulate.attempts[0].error.message",
+  ],
+  [
+    "prompt",
+    "simulate: {attempts: [{error: {kind: protocol_error, recovery: {retryabel: false}}}]}",
+    "simulate.attempts[0].error.recovery.retryabel",
+    "simulate.attempts[0].error.recovery.retryable",
+  ],
+  ["prompt", "simulate: {resume: {delay: 5}}", "simulate.resume.delay", null],
+  [
+    "prompt",
+    "simulate: {resume: {delay_m: 5}}",
+    "simulate.resume.delay_m",
+    "simulate.resume.delay_ms",
+  ],
+];
+
+for (const [where, lines, key, near] of UNKNOWN_KEYS) {
+  Deno.test(
+    `loadPacket() refuses the unknown ${where} key "${key}" (exit 2), naming the file and ${
+      near === null ? "the known keys" : `"${near}"`
+    }`,
+    async () => {
+      await using packet = await makePacket({
+        prompts: {
+          "01_a.prompt.md": promptFile(where === "prompt" ? lines : "name: A"),
+        },
+        git: false,
+      });
+      if (where === "manifest") {
+        await writeManifest(packet, `provider: simulated\n${lines}`);
+      }
+      const dir = await Deno.realPath(packet.dir);
+      const file = where === "manifest"
+        ? join(dir, MANIFEST_FILE)
+        : join(dir, "prompts", "01_a.prompt.md");
+      const error = await refused(packet.dir);
+      assert.equal(error.exitCode, 2);
+      assert.equal(error.code, "INVALID_PACKET");
+      assert.equal(
+        error.message,
+        `Invalid packet file "${file}": unknown key "${key}"`,
+      );
+      const block = key.includes(".") ? key.slice(0, key.lastIndexOf(".")) : "";
+      if (near === null) {
+        assert.match(
+          error.hint ?? "",
+          new RegExp(
+            `^Known keys${
+              block ? ` of ${block.replace(/[.[\]]/g, "\\$&")}` : ""
+            }: `,
+          ),
+        );
+      } else {
+        assert.ok(
+          error.hint?.startsWith(`Did you mean "${near}"? Known keys`),
+          error.hint,
+        );
+      }
+    },
+  );
+}
+
+Deno.test("loadPacket() refuses an unknown repo key, naming the repo", async () => {
   await using packet = await makePacket({
-    prompts: { "01_a.prompt.md": promptFile("name: A\nverfy: {}") },
-    manifest: "colour: blue",
-    git: false,
+    prompts: { "01_a.prompt.md": PROMPT },
+  });
+  await writeManifest(
+    packet,
+    "provider: simulated\nrepos:\n  app: {path: workspace, defualt: true}",
+  );
+  const error = await refused(packet.dir);
+  assert.equal(
+    error.message,
+    `Invalid packet file "${
+      join(await Deno.realPath(packet.dir), MANIFEST_FILE)
+    }": unknown key "repos.app.defualt"`,
+  );
+  assert.equal(
+    error.hint,
+    'Did you mean "repos.app.default"? Known keys of repos.app: path, default',
+  );
+  await writeManifest(
+    packet,
+    "provider: simulated\nrepos:\n  - {name: app, path: workspace, paht: x}",
+  );
+  assert.match(
+    (await refused(packet.dir)).message,
+    /unknown key "repos\.app\.paht"$/,
+  );
+});
+
+Deno.test("loadPacket() checks the simulate script's keys whatever the provider", async () => {
+  const { message } = await refusedPrompt(
+    "01_a.prompt.md",
+    promptFile("provider: codex\nsimulate: {attempts: [{mesages: [hi]}]}"),
+  );
+  assert.match(message, /unknown key "simulate\.attempts\[0\]\.mesages"$/);
+});
+
+Deno.test("loadPacket() accepts every key the packet format defines", async () => {
+  await using packet = await makePacket({
+    prompts: {
+      "01_a.prompt.md": promptFile(`id: "01"
+name: A
+phase: 1
+targets: [app]
+depends_on: []
+provider: simulated
+model: m
+timeout_ms: 5000
+recovery:
+  max_steers: 1
+  resume_attempts: 1
+  retry: {max_attempts: 1, base_delay_ms: 0, max_delay_ms: 0, jitter: false, class_attempts: {provider_capacity: 2}}
+  repair: {enabled: true, max_attempts: 1}
+agent: {steer_lane: auto}
+verify:
+  files_exist: [a.md, {path: b.md, repo: app}]
+  files_absent: [{path: c.md}]
+  contains: [{path: a.md, text: hi, repo: app}]
+  matches: [{path: a.md, pattern: "^h", repo: app}]
+  commands: [{exec: deno, args: [--version], timeout_ms: 5000, cwd: ".", repo: app, env: {A: b}, stdout_contains: deno}]
+  changed_paths_only: [a.md]
+simulate:
+  lane: stdin
+  attempts:
+    - delay_ms: 0
+      repeat: 1
+      label: first
+      thinking: [t]
+      messages: [m]
+      tools: [{name: Edit, input: {}, output: ok, error: false}]
+      writes: [{path: a.md, text: hi, append: false, repo: app}]
+      usage: {input_tokens: 1, output_tokens: 1, cost_usd: 0.01}
+      error: {kind: protocol_error, message: x, recovery: {class: protocol_error, retryable: true, repairable: true, resumeable: true, local_deterministic: false, suggested_delay_ms: 0}}
+  resume: {messages: [again]}`),
+    },
+    manifest: `model: m
+log_mode: compact
+tool_output: summary
+thinking: show
+diff: stat
+timeout_ms: 60000
+agent: {steer_lane: auto}`,
   });
   const loaded = await loadPacket(packet.dir);
-  const dir = await Deno.realPath(packet.dir);
-  assert.deepEqual(loaded.warnings, [
-    `Ignoring unknown key "colour" in "${join(dir, MANIFEST_FILE)}"`,
-    `Ignoring unknown key "verfy" in "${
-      join(dir, "prompts", "01_a.prompt.md")
-    }"`,
-  ]);
+  assert.equal(loaded.prompts[0]?.id, "01");
+  assert.deepEqual(loaded.warnings, []);
 });
 
 Deno.test("loadPacket() passes a prompt's simulate script through as written", async () => {

@@ -92,6 +92,32 @@ Deno.test("simulated start() plays thinking, messages, tools, usage and run_comp
   });
 });
 
+Deno.test("simulated start() reports a step's cost_usd with its usage, a running total per round", async () => {
+  await withTempDir(async (dir) => {
+    const provider = createSimulatedProvider();
+    const session = await provider.start(request(dir, {
+      attempts: [{
+        repeat: 3,
+        usage: { input_tokens: 10, output_tokens: 2, cost_usd: 0.012 },
+      }],
+    }));
+    const usage = (await drain(session)).filter((e) =>
+      e.type === "token_usage_updated"
+    ).map((e) => e.data);
+    assert.deepEqual(usage, [
+      { input_tokens: 10, output_tokens: 2, total_tokens: 12, cost_usd: 0.012 },
+      { input_tokens: 20, output_tokens: 4, total_tokens: 24, cost_usd: 0.024 },
+      { input_tokens: 30, output_tokens: 6, total_tokens: 36, cost_usd: 0.036 },
+    ]);
+    await session.close();
+  });
+  assert.throws(
+    () =>
+      parseSimulatedScript({ attempts: [{ usage: { cost_usd: "cheap" } }] }),
+    /simulate\.attempts\[0\]\.usage\.cost_usd must be a number >= 0/,
+  );
+});
+
 Deno.test("simulated start() applies writes before the first event", async () => {
   await withTempDir(async (dir) => {
     await Deno.mkdir(join(dir, "other"));
