@@ -6,7 +6,9 @@
  *
  * - The process runs in its own process group, so a signal reaches the
  *   agent and every tool it started; after it exits, whatever is left of
- *   the group is killed.
+ *   the group is killed, and so is every process that carries the CLI's
+ *   own id in its environment (`PROMPT_RUNNER_AGENT_ID`): a tool it
+ *   started in a session of its own, even once init adopted it.
  * - `interrupt()` sends SIGINT to the group, then SIGKILL after a grace
  *   period. Once the core signalled, neither the exit code nor the CLI's
  *   "aborted" result is a failure: the driver knows why it interrupted.
@@ -24,7 +26,10 @@ import { type ChildLines, spawnChildLines } from "./child_lines.ts";
 import type { Session, SessionMeta } from "./provider.ts";
 import type { ProviderEvent } from "../shared/events.ts";
 import {
+  AGENT_ID_VARIABLE,
+  agentLeftovers,
   descendantsOf,
+  describeProcess,
   killSurvivors,
   type ProcessEntry,
 } from "../shared/process_tree.ts";
@@ -124,6 +129,8 @@ export class CliSession implements Session {
   #outputEnded = false;
   /** Resolves when the CLI exited but something it left holds its output. */
   readonly #abandoned: Promise<"abandoned">;
+  /** `PROMPT_RUNNER_AGENT_ID=…`, as the CLI and what it starts inherit it. */
+  readonly #idEntry: string;
 
   /**
    * Spawns the CLI.
@@ -134,10 +141,12 @@ export class CliSession implements Session {
     this.#init = init;
     this.meta = init.meta;
     this.acceptsInputAfterStart = init.input !== null;
+    const id = crypto.randomUUID();
+    this.#idEntry = `${AGENT_ID_VARIABLE}=${id}`;
     this.#child = spawnChildLines(init.bin, {
       args: init.args,
       cwd: init.cwd,
-      env: init.env,
+      env: { ...init.env, [AGENT_ID_VARIABLE]: id },
       clearEnv: true,
       stdin: init.input === null ? "null" : "piped",
     });
@@ -225,14 +234,19 @@ export class CliSession implements Session {
     await this.#killOrphans();
   }
 
-  /** Kills the tools an interrupted CLI left running outside its group. */
+  /**
+   * Kills what the CLI left running outside its group: the tools an
+   * interrupt found, and whatever carries the CLI's id.
+   */
   async #killOrphans(): Promise<void> {
-    const killed = await killSurvivors(await this.#tree);
+    const tree = await this.#tree;
     this.#tree = Promise.resolve([]);
+    const left = await agentLeftovers(this.#idEntry).catch(() => []);
+    const killed = await killSurvivors([...tree, ...left]);
     if (killed.length > 0) {
       this.#init.note(
         `[prompt_runner] killed ${killed.length} process(es) the ${this.meta.provider} CLI left running: ${
-          killed.join(", ")
+          killed.map((entry) => describeProcess(entry)).join(", ")
         }`,
       );
     }
