@@ -23,7 +23,7 @@
 
 import type { CliFailure, CliProfile } from "./cli_profile.ts";
 import { type ChildLines, spawnChildLines } from "./child_lines.ts";
-import type { Session, SessionMeta } from "./provider.ts";
+import type { AgentProcessRef, Session, SessionMeta } from "./provider.ts";
 import type { ProviderEvent } from "../shared/events.ts";
 import {
   AGENT_ID_VARIABLE,
@@ -33,6 +33,7 @@ import {
   killSurvivors,
   type ProcessEntry,
 } from "../shared/process_tree.ts";
+import { processStartTime } from "../shared/run_lock.ts";
 
 /** How long a CLI has to exit after SIGINT before the group is killed. */
 export const INTERRUPT_GRACE_MS = 3000;
@@ -131,6 +132,8 @@ export class CliSession implements Session {
   readonly #abandoned: Promise<"abandoned">;
   /** `PROMPT_RUNNER_AGENT_ID=…`, as the CLI and what it starts inherit it. */
   readonly #idEntry: string;
+  /** @inheritdoc */
+  readonly agentProcess: Promise<AgentProcessRef>;
 
   /**
    * Spawns the CLI.
@@ -150,6 +153,10 @@ export class CliSession implements Session {
       clearEnv: true,
       stdin: init.input === null ? "null" : "piped",
     });
+    const pid = this.#child.pid;
+    this.agentProcess = processStartTime(pid).catch(() => null).then((
+      start,
+    ) => ({ pid, pid_start: start, env: this.#idEntry }));
     this.#abandoned = this.#watchLeader();
     this.events = this.#run();
     init.signal.addEventListener("abort", () => this.interrupt(), {
@@ -271,7 +278,7 @@ export class CliSession implements Session {
     }
   }
 
-  #started(): ProviderEvent {
+  #started(pidStart: string | null): ProviderEvent {
     const id = this.meta.session_id;
     return {
       type: "run_started",
@@ -282,6 +289,7 @@ export class CliSession implements Session {
         provider_session_id: id || null,
         cli_version: this.#init.version,
         pid: this.#child.pid,
+        pid_start: pidStart,
       },
     };
   }
@@ -293,6 +301,7 @@ export class CliSession implements Session {
     let started = false;
     let sawTerminal = false;
     let fatal = false;
+    const { pid_start } = await this.agentProcess;
     if (this.#init.input !== null) {
       await this.#write(this.#init.input).catch((error) =>
         note(`[prompt_runner] cannot write to ${name}'s stdin: ${error}`)
@@ -341,7 +350,7 @@ export class CliSession implements Session {
           result.terminal || result.fatal)
       ) {
         started = true;
-        yield this.#started();
+        yield this.#started(pid_start);
       }
       let last = true;
       if (result.terminal) {
@@ -392,7 +401,7 @@ export class CliSession implements Session {
       }`,
     });
     if (failure === null) return;
-    if (!started) yield this.#started();
+    if (!started) yield this.#started(pid_start);
     yield* failureEvents(name, failure);
   }
 }

@@ -7,7 +7,8 @@
  * walk. So the runner records the tree before it interrupts the CLI, and
  * every agent CLI runs with {@linkcode AGENT_ID_VARIABLE} in its environment,
  * which the processes it starts inherit: whatever carries it when the
- * CLI's session ends is the agent's and is killed.
+ * CLI's session ends (or when a runner killed mid-attempt is followed by
+ * another) is the agent's and is stopped.
  *
  * @module
  */
@@ -260,4 +261,105 @@ export async function killSurvivors(
     }
   }
   return [...killed.values()];
+}
+
+/** A process stopped, and the last signal it needed. */
+export interface StoppedProcess {
+  /** The process. */
+  process: ProcessEntry;
+  /** `SIGTERM` when that ended it, else `SIGKILL`. */
+  signal: "SIGTERM" | "SIGKILL";
+}
+
+/** What {@linkcode stopAgent} did. */
+export interface StopReport {
+  /** The processes it signalled that are gone. */
+  stopped: StoppedProcess[];
+  /** Those still running when it gave up. */
+  left: ProcessEntry[];
+}
+
+/** Options for {@linkcode stopAgent}. */
+export interface StopAgentOptions {
+  /** How long SIGTERM is given before SIGKILL (default 3000 ms). */
+  graceMs?: number;
+  /** How long SIGKILL is given before giving up (default 5000 ms). */
+  killWaitMs?: number;
+}
+
+const POLL_MS = 100;
+
+/**
+ * Stops everything of an agent CLI process that still runs (see
+ * {@linkcode agentProcesses}): SIGTERM, a grace period, then SIGKILL to
+ * what is left, looking again at every turn (a process it starts meanwhile
+ * is stopped too), until nothing is left or the wait for SIGKILL is over.
+ *
+ * @returns What was stopped, and what still runs.
+ */
+export async function stopAgent(
+  agent: AgentProcessRef,
+  options: StopAgentOptions = {},
+): Promise<StopReport> {
+  const graceMs = options.graceMs ?? 3000;
+  const killWaitMs = options.killWaitMs ?? 5000;
+  const key = (entry: ProcessEntry): string => `${entry.pid}:${entry.start}`;
+  const signalled = new Map<string, StoppedProcess>();
+  // Found once, a process is followed by its pid and start time even when
+  // it leaves the tree (its parent died) and carries no id.
+  const look = async (): Promise<ProcessEntry[]> => {
+    const [table, marked] = await readAgentView(agent);
+    const found = agentProcessesIn(table, marked, agent);
+    const living = new Map(
+      table.filter((e) => e.state !== "Z").map((e) => [key(e), e]),
+    );
+    const all = new Map(found.map((e) => [key(e), e]));
+    for (const id of signalled.keys()) {
+      const entry = living.get(id);
+      if (entry !== undefined) all.set(id, entry);
+    }
+    return [...all.values()];
+  };
+  const send = (
+    entries: ProcessEntry[],
+    signal: StoppedProcess["signal"],
+  ): void => {
+    for (const entry of entries) {
+      const seen = signalled.get(key(entry));
+      if (seen?.signal === signal) continue;
+      try {
+        Deno.kill(entry.pid, signal);
+      } catch {
+        // Gone in the meantime.
+      }
+      signalled.set(key(entry), { process: entry, signal });
+    }
+  };
+  let running = await look();
+  for (
+    const [signal, waitMs] of [["SIGTERM", graceMs], [
+      "SIGKILL",
+      killWaitMs,
+    ]] as const
+  ) {
+    const deadline = Date.now() + waitMs;
+    while (running.length > 0) {
+      send(running, signal);
+      if (Date.now() >= deadline) break;
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+      running = await look();
+    }
+    if (running.length === 0) break;
+  }
+  const left = new Set(running.map(key));
+  // The agent first, then by pid.
+  const order = (a: ProcessEntry, b: ProcessEntry): number =>
+    Number(b.pid === agent.pid) - Number(a.pid === agent.pid) ||
+    a.pid - b.pid;
+  return {
+    stopped: [...signalled.entries()].filter(([id]) => !left.has(id)).map((
+      [, stopped],
+    ) => stopped).sort((a, b) => order(a.process, b.process)),
+    left: running.sort(order),
+  };
 }
