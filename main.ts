@@ -154,5 +154,9 @@ async function report(
 }
 
 if (import.meta.main) {
-  Deno.exitCode = await main(Deno.args);
+  const code = await main(Deno.args);
+  // A run that ended exits now: nothing an agent left behind (a process
+  // holding a pipe, whatever it is) may keep the runner alive after it.
+  if (Deno.args[0] === "run") Deno.exit(code);
+  Deno.exitCode = code;
 }

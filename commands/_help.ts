@@ -62,6 +62,10 @@ Exit codes:
 A full disk or an I/O error stops the run with exit 1 and a message naming
 the path; free space, then continue with --resume.
 
+An agent CLI a killed runner left running (with what it started) is stopped
+before the run starts anything, and a warning names each process; one that
+cannot be stopped refuses the run with exit 4.
+
 Examples:
   prompt_runner run examples/demo
   prompt_runner run operator-packet

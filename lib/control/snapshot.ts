@@ -60,6 +60,12 @@ export interface Snapshot {
   cost_usd: number | null;
   /** The agent CLI's process id in the current attempt (`null`: none, or not a CLI). */
   agent_pid: number | null;
+  /**
+   * That process's start time (field 22 of `/proc/<pid>/stat`; `null`: not
+   * known): the pid, reused by another process once the agent is gone, is
+   * not taken for the agent.
+   */
+  agent_pid_start: string | null;
   /** Events observed in this run. */
   event_count: number;
   /** The `seq` of the last event recorded. */
@@ -179,6 +185,9 @@ export async function readSnapshotFile(
       ? v.cost_usd
       : null,
     agent_pid: Number.isInteger(v.agent_pid) ? v.agent_pid as number : null,
+    agent_pid_start: Number.isInteger(v.agent_pid)
+      ? text(v.agent_pid_start)
+      : null,
     event_count: count(v.event_count),
     last_seq: count(v.last_seq),
     steer_count: count(v.steer_count),

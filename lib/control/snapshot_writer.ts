@@ -45,6 +45,7 @@ export function initialSnapshot(info: RunOpenInfo): Snapshot {
     output_tokens: 0,
     cost_usd: null,
     agent_pid: null,
+    agent_pid_start: null,
     event_count: 0,
     last_seq: 0,
     steer_count: 0,
@@ -121,6 +122,7 @@ export class SnapshotWriter {
     this.#costSeen = false;
     this.snapshot.cost_usd = null;
     this.snapshot.agent_pid = null;
+    this.snapshot.agent_pid_start = null;
   }
 
   /** Folds one event into the snapshot. */
@@ -140,6 +142,9 @@ export class SnapshotWriter {
         this.#tokens = { input: 0, output: 0, cost: 0 };
         if (Number.isInteger(data.pid) && (data.pid as number) > 0) {
           snap.agent_pid = data.pid as number;
+          snap.agent_pid_start = typeof data.pid_start === "string"
+            ? data.pid_start
+            : null;
         }
         break;
       case "tool_call_started":

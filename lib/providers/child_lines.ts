@@ -66,7 +66,7 @@ const NEWLINE = 10;
  * rest of a longer line is counted and dropped, never held.
  */
 export async function* readLines(
-  stream: ReadableStream<Uint8Array>,
+  stream: AsyncIterable<Uint8Array>,
   maxBytes: number,
 ): AsyncGenerator<ChildLine> {
   const decoder = new TextDecoder();
@@ -162,10 +162,15 @@ export class ChildLines {
    */
   readonly status: Promise<Deno.CommandStatus>;
   readonly #child: Deno.ChildProcess;
+  /** Held from the start, so that `close()` can always end a read. */
+  readonly #stdout: ReadableStreamDefaultReader<Uint8Array>;
+  readonly #stderrReader: ReadableStreamDefaultReader<Uint8Array>;
   readonly #maxLineBytes: number;
   readonly #stderr: string[] = [];
   readonly #stdin: WritableStreamDefaultWriter<Uint8Array> | null;
   #exited = false;
+  /** When the child itself exited (`performance.now()`), or `null`. */
+  #statusAt: number | null = null;
   #closed = false;
   #stdoutEnded = false;
 
@@ -175,10 +180,13 @@ export class ChildLines {
     options: { maxLineBytes: number; stderrLines: number; piped: boolean },
   ) {
     this.#child = child;
+    this.#stdout = child.stdout.getReader();
+    this.#stderrReader = child.stderr.getReader();
     this.pid = child.pid;
     this.#maxLineBytes = options.maxLineBytes;
     this.#stdin = options.piped ? child.stdin.getWriter() : null;
     this.status = child.status;
+    child.status.then(() => this.#statusAt = performance.now(), () => {});
     const stderrDone = this.#keepStderr(options.stderrLines);
     this.exit = Promise.all([child.status, stderrDone]).then(([status]) => {
       this.#exited = true;
@@ -197,7 +205,7 @@ export class ChildLines {
 
   /** The child's stdout, line by line, until it closes. */
   async *lines(): AsyncGenerator<ChildLine> {
-    yield* readLines(this.#child.stdout, this.#maxLineBytes);
+    yield* readLines(chunksOf(this.#stdout), this.#maxLineBytes);
     this.#stdoutEnded = true;
   }
 
@@ -240,9 +248,11 @@ export class ChildLines {
 
   /**
    * Ends the child: stdin closed, then SIGTERM to its group, then SIGKILL
-   * after `graceMs`, then stdout dropped. A child whose output was read to
-   * its end is first given `graceMs` to exit on its own (its exit code is
-   * then its own, not the signal's). Idempotent.
+   * after `graceMs`, then stdout dropped, and stderr once read to its end
+   * or `graceMs` later: a process the child left in a session of its own
+   * may hold either open, and no read outlives `close()`. A child whose
+   * output was read to its end is first given `graceMs` to exit on its own
+   * (its exit code is then its own, not the signal's). Idempotent.
    *
    * @returns How it ended.
    */
@@ -250,11 +260,11 @@ export class ChildLines {
     if (!this.#closed) {
       this.#closed = true;
       await this.closeInput();
-      if (!this.#exited && this.#stdoutEnded) {
+      if (this.#statusAt === null && this.#stdoutEnded) {
         // Its output ended: it is exiting on its own; let it, within the grace.
-        await this.#exitWithin(graceMs);
+        await this.#statusWithin(graceMs);
       }
-      if (!this.#exited) {
+      if (this.#statusAt === null) {
         this.signal("SIGTERM");
         let timer: ReturnType<typeof setTimeout> | undefined;
         const killed = new Promise<void>((resolve) => {
@@ -267,7 +277,11 @@ export class ChildLines {
         clearTimeout(timer);
       }
       // A stdout nobody read to the end is released (a grandchild may hold it).
-      await this.#child.stdout.cancel().catch(() => {});
+      await this.#stdout.cancel().catch(() => {});
+      const exit = await this.exitWithin(graceMs);
+      // So is a stderr still open: its last lines are those read so far.
+      await this.#stderrReader.cancel().catch(() => {});
+      return exit;
     }
     return await this.exitWithin(graceMs);
   }
@@ -281,12 +295,13 @@ export class ChildLines {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const late = this.#child.status.then((status) =>
       new Promise<ChildExit>((resolve) => {
+        const since = performance.now() - (this.#statusAt ?? Infinity);
         timer = setTimeout(() =>
           resolve({
             code: status.code,
             signal: status.signal,
             stderr: [...this.#stderr],
-          }), graceMs);
+          }), Math.max(0, graceMs - Math.max(0, since)));
       })
     );
     try {
@@ -296,10 +311,10 @@ export class ChildLines {
     }
   }
 
-  async #exitWithin(ms: number): Promise<void> {
+  async #statusWithin(ms: number): Promise<void> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([
-      this.exit,
+      this.#child.status,
       new Promise<void>((resolve) => timer = setTimeout(resolve, ms)),
     ]);
     clearTimeout(timer);
@@ -308,7 +323,10 @@ export class ChildLines {
   async #keepStderr(keep: number): Promise<void> {
     try {
       for await (
-        const line of readLines(this.#child.stderr, STDERR_LINE_BYTES)
+        const line of readLines(
+          chunksOf(this.#stderrReader),
+          STDERR_LINE_BYTES,
+        )
       ) {
         if (keep === 0) continue;
         this.#stderr.push(line.truncated ? `${line.text}…` : line.text);
@@ -317,6 +335,22 @@ export class ChildLines {
     } catch {
       // The pipe broke: keep what arrived.
     }
+  }
+}
+
+/** A reader's chunks until its stream ends, is cancelled or breaks. */
+async function* chunksOf(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+): AsyncGenerator<Uint8Array> {
+  for (;;) {
+    let result: ReadableStreamReadResult<Uint8Array>;
+    try {
+      result = await reader.read();
+    } catch {
+      return; // The pipe broke: what arrived was yielded.
+    }
+    if (result.done) return;
+    yield result.value;
   }
 }
 

@@ -9,6 +9,7 @@
 
 import type { CliInvocation, CliProfile } from "./cli_profile.ts";
 import { CliSession } from "./cli_session.ts";
+import { runProcess } from "../shared/run_process.ts";
 import type {
   Provider,
   ResumeRequest,
@@ -80,24 +81,18 @@ function cliVersion(
   let version = versions.get(bin);
   if (version === undefined) {
     version = (async () => {
-      try {
-        const child = new Deno.Command(bin, {
-          args: ["--version"],
-          env,
-          clearEnv: true,
-          cwd,
-          stdin: "null",
-          stdout: "piped",
-          stderr: "null",
-          signal: AbortSignal.timeout(VERSION_TIMEOUT_MS),
-        }).spawn();
-        const output = await child.output();
-        const line = new TextDecoder().decode(output.stdout).split("\n")[0]
-          ?.trim();
-        return line ? line.slice(0, 200) : null;
-      } catch {
-        return null;
-      }
+      // Never a pipe read that outlives it: a process `--version` left
+      // behind holding its output is not waited for.
+      const result = await runProcess(bin, {
+        args: ["--version"],
+        env,
+        cwd,
+        timeoutMs: VERSION_TIMEOUT_MS,
+        maxBytes: 64 * 1024,
+      });
+      if (result.state !== "exited") return null;
+      const line = result.stdout.split("\n")[0]?.trim();
+      return line ? line.slice(0, 200) : null;
     })();
     versions.set(bin, version);
   }

@@ -6,7 +6,9 @@
  *
  * - The process runs in its own process group, so a signal reaches the
  *   agent and every tool it started; after it exits, whatever is left of
- *   the group is killed.
+ *   the group is killed, and so is every process that carries the CLI's
+ *   own id in its environment (`PROMPT_RUNNER_AGENT_ID`): a tool it
+ *   started in a session of its own, even once init adopted it.
  * - `interrupt()` sends SIGINT to the group, then SIGKILL after a grace
  *   period. Once the core signalled, neither the exit code nor the CLI's
  *   "aborted" result is a failure: the driver knows why it interrupted.
@@ -21,13 +23,17 @@
 
 import type { CliFailure, CliProfile } from "./cli_profile.ts";
 import { type ChildLines, spawnChildLines } from "./child_lines.ts";
-import type { Session, SessionMeta } from "./provider.ts";
+import type { AgentProcessRef, Session, SessionMeta } from "./provider.ts";
 import type { ProviderEvent } from "../shared/events.ts";
 import {
+  AGENT_ID_VARIABLE,
+  agentLeftovers,
   descendantsOf,
+  describeProcess,
   killSurvivors,
   type ProcessEntry,
 } from "../shared/process_tree.ts";
+import { processStartTime } from "../shared/run_lock.ts";
 
 /** How long a CLI has to exit after SIGINT before the group is killed. */
 export const INTERRUPT_GRACE_MS = 3000;
@@ -124,6 +130,10 @@ export class CliSession implements Session {
   #outputEnded = false;
   /** Resolves when the CLI exited but something it left holds its output. */
   readonly #abandoned: Promise<"abandoned">;
+  /** `PROMPT_RUNNER_AGENT_ID=…`, as the CLI and what it starts inherit it. */
+  readonly #idEntry: string;
+  /** @inheritdoc */
+  readonly agentProcess: Promise<AgentProcessRef>;
 
   /**
    * Spawns the CLI.
@@ -134,13 +144,19 @@ export class CliSession implements Session {
     this.#init = init;
     this.meta = init.meta;
     this.acceptsInputAfterStart = init.input !== null;
+    const id = crypto.randomUUID();
+    this.#idEntry = `${AGENT_ID_VARIABLE}=${id}`;
     this.#child = spawnChildLines(init.bin, {
       args: init.args,
       cwd: init.cwd,
-      env: init.env,
+      env: { ...init.env, [AGENT_ID_VARIABLE]: id },
       clearEnv: true,
       stdin: init.input === null ? "null" : "piped",
     });
+    const pid = this.#child.pid;
+    this.agentProcess = processStartTime(pid).catch(() => null).then((
+      start,
+    ) => ({ pid, pid_start: start, env: this.#idEntry }));
     this.#abandoned = this.#watchLeader();
     this.events = this.#run();
     init.signal.addEventListener("abort", () => this.interrupt(), {
@@ -225,14 +241,19 @@ export class CliSession implements Session {
     await this.#killOrphans();
   }
 
-  /** Kills the tools an interrupted CLI left running outside its group. */
+  /**
+   * Kills what the CLI left running outside its group: the tools an
+   * interrupt found, and whatever carries the CLI's id.
+   */
   async #killOrphans(): Promise<void> {
-    const killed = await killSurvivors(await this.#tree);
+    const tree = await this.#tree;
     this.#tree = Promise.resolve([]);
+    const left = await agentLeftovers(this.#idEntry).catch(() => []);
+    const killed = await killSurvivors([...tree, ...left]);
     if (killed.length > 0) {
       this.#init.note(
         `[prompt_runner] killed ${killed.length} process(es) the ${this.meta.provider} CLI left running: ${
-          killed.join(", ")
+          killed.map((entry) => describeProcess(entry)).join(", ")
         }`,
       );
     }
@@ -257,7 +278,7 @@ export class CliSession implements Session {
     }
   }
 
-  #started(): ProviderEvent {
+  #started(pidStart: string | null): ProviderEvent {
     const id = this.meta.session_id;
     return {
       type: "run_started",
@@ -268,6 +289,7 @@ export class CliSession implements Session {
         provider_session_id: id || null,
         cli_version: this.#init.version,
         pid: this.#child.pid,
+        pid_start: pidStart,
       },
     };
   }
@@ -279,6 +301,7 @@ export class CliSession implements Session {
     let started = false;
     let sawTerminal = false;
     let fatal = false;
+    const { pid_start } = await this.agentProcess;
     if (this.#init.input !== null) {
       await this.#write(this.#init.input).catch((error) =>
         note(`[prompt_runner] cannot write to ${name}'s stdin: ${error}`)
@@ -327,7 +350,7 @@ export class CliSession implements Session {
           result.terminal || result.fatal)
       ) {
         started = true;
-        yield this.#started();
+        yield this.#started(pid_start);
       }
       let last = true;
       if (result.terminal) {
@@ -378,7 +401,7 @@ export class CliSession implements Session {
       }`,
     });
     if (failure === null) return;
-    if (!started) yield this.#started();
+    if (!started) yield this.#started(pid_start);
     yield* failureEvents(name, failure);
   }
 }

@@ -75,8 +75,9 @@
 
 import type { AgentOptions } from "../packet/agent_options.ts";
 import type { AttemptMode, ProviderEvent } from "../shared/events.ts";
+import type { AgentProcessRef } from "../shared/process_tree.ts";
 
-export type { AttemptMode };
+export type { AgentProcessRef, AttemptMode };
 
 /** What a provider needs to start a session. */
 export interface SessionRequest {
@@ -170,6 +171,13 @@ export interface Session {
    * drops it.
    */
   readonly events: AsyncIterable<ProviderEvent>;
+  /**
+   * The agent process the session runs, for a provider that runs one (an
+   * agent CLI): its pid, start time and the id in its environment, known
+   * once it started. The runner records it, so that a runner killed
+   * mid-attempt is followed by one that stops what it left running.
+   */
+  readonly agentProcess?: Promise<AgentProcessRef>;
   /**
    * Ends the turn as soon as possible (a CLI adapter signals its child's
    * process group); the stream then ends, and the thread can be resumed.

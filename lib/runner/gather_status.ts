@@ -162,7 +162,7 @@ export async function gatherStatus(
         : await log({ state_root: root, run_id: runId }).catch(() => []),
       amendments: await allAmendments(root, warnings),
       agent_alive: agentPid !== null && snapshot?.host === host
-        ? await processAlive(agentPid)
+        ? await processAlive(agentPid, snapshot.agent_pid_start)
         : null,
       host,
     },

@@ -26,6 +26,7 @@ import { readState } from "./state_file.ts";
 import { environmentFailure } from "./_environment_failure.ts";
 import { RunContext } from "./_run_context.ts";
 import { runAttempts } from "./attempt_loop.ts";
+import { stopLeftAgents } from "./_left_agents.ts";
 import type { RunPacketOptions, RunResult } from "./run_options.ts";
 
 export type {
@@ -86,6 +87,8 @@ class PacketRun {
       try {
         await removeStaleTemps(ctx.stateRoot, { within: ctx.stateRoot });
         ctx.state = await readState(ctx.stateRoot);
+        // Before anything starts: no agent a killed runner left runs on.
+        await stopLeftAgents(ctx);
         this.#settleDeadAttempts();
       } catch (error) {
         await lock.release();
@@ -340,7 +343,8 @@ class PacketRun {
  * a result, not an exception.
  * @throws {NotFoundError} for a missing packet, prompt id or repo.
  * @throws {UsageError} for an invalid packet or an unavailable provider.
- * @throws {StateError} when another live run holds the state root.
+ * @throws {StateError} when another live run holds the state root, or an
+ * agent CLI a killed runner left running cannot be stopped.
  *
  * @example Usage
  * ```ts

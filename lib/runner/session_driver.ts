@@ -21,6 +21,7 @@ import type { AttemptUsage } from "./state_file.ts";
 import { UsageTally } from "./usage_tally.ts";
 import { join } from "node:path";
 import { ensurePrivateDir } from "../shared/private_files.ts";
+import { hostname } from "../shared/run_lock.ts";
 
 /** The longest a runner goes without consuming control requests. */
 const IDLE_TICK_MS = 1000;
@@ -177,6 +178,7 @@ export async function driveSession(
   try {
     for (;;) {
       ctx.session = session;
+      await recordAgent(ctx, session, provider.name);
       try {
         for await (const event of paced(ctx, session)) {
           tally.observe(event);
@@ -282,6 +284,22 @@ export async function driveSession(
     }
   }
   return { failure, interrupted: false, resumes, usage: tally.usage };
+}
+
+/**
+ * Records the session's agent process in the attempt's record at once,
+ * before anything else can happen to the runner: a runner killed from here
+ * on is followed by one that finds the process and stops it.
+ */
+async function recordAgent(
+  ctx: RunContext,
+  session: Session,
+  provider: string,
+): Promise<void> {
+  const agent = await session.agentProcess;
+  if (agent === undefined || ctx.attempt === null) return;
+  ctx.attempt.record.agent = { provider, ...agent, host: hostname() };
+  await ctx.saveState();
 }
 
 /**

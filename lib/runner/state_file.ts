@@ -45,6 +45,24 @@ export interface AttemptUsage {
   cost_usd: number | null;
 }
 
+/**
+ * The agent CLI process an attempt ran last, recorded as soon as it
+ * started: a runner killed mid-attempt leaves it behind, and the next run
+ * of the state root stops it before it starts anything.
+ */
+export interface AgentRecord {
+  /** The provider whose CLI it is. */
+  provider: string;
+  /** Its pid, which is also its process group id. */
+  pid: number;
+  /** Its start time (field 22 of `/proc/<pid>/stat`; `null`: unknown): a reused pid is never taken for it. */
+  pid_start: string | null;
+  /** The host it ran on. */
+  host: string;
+  /** `PROMPT_RUNNER_AGENT_ID=…` in its environment, which the processes it starts inherit. */
+  env: string | null;
+}
+
 /** One attempt of a prompt. */
 export interface AttemptRecord {
   /** The run that made the attempt. */
@@ -74,6 +92,8 @@ export interface AttemptRecord {
   verifier: VerifyReport | null;
   /** The attempt's transcript, relative to the state root. */
   transcript: string | null;
+  /** Its agent CLI process (absent for the simulated provider, and in older states). */
+  agent?: AgentRecord;
 }
 
 /** A prompt's state and result. */

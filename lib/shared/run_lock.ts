@@ -66,8 +66,13 @@ export async function processStartTime(pid: number): Promise<string | null> {
   return fields[19] ?? null;
 }
 
+/**
+ * Whether `pid` runs: `dead` when it is gone, a zombie, or (with `start`)
+ * another process that started at another time.
+ */
 async function processState(
   pid: number,
+  start: string | null = null,
 ): Promise<"alive" | "dead" | "unknown"> {
   const stat = await readProcStat(pid);
   if (stat === undefined) {
@@ -80,16 +85,23 @@ async function processState(
     return probe.code === 0 ? "alive" : "dead";
   }
   if (stat === null) return "dead";
-  const state = stat.slice(stat.lastIndexOf(") ") + 2).split(" ")[0];
+  const fields = stat.slice(stat.lastIndexOf(") ") + 2).split(" ");
+  const state = fields[0];
+  if (start !== null && fields[19] !== start) return "dead";
   return state === "Z" || state === "X" || state === "x" ? "dead" : "alive";
 }
 
 /**
  * Tells whether a process of this host is running (a zombie counts as
- * ended), or `null` when this system cannot tell.
+ * ended), or `null` when this system cannot tell. With `start` (its start
+ * time, as {@linkcode processStartTime} read it), a process that now has
+ * the pid but started at another time is another process: not running.
  */
-export async function processAlive(pid: number): Promise<boolean | null> {
-  const state = await processState(pid);
+export async function processAlive(
+  pid: number,
+  start: string | null = null,
+): Promise<boolean | null> {
+  const state = await processState(pid, start);
   return state === "unknown" ? null : state === "alive";
 }
 

@@ -230,6 +230,7 @@ export async function writeSnapshotFile(
     output_tokens: 0,
     cost_usd: null,
     agent_pid: null,
+    agent_pid_start: null,
     event_count: 0,
     last_seq: 0,
     steer_count: 0,

@@ -82,6 +82,7 @@ function snapshot(): Snapshot {
     output_tokens: 10,
     cost_usd: null,
     agent_pid: null,
+    agent_pid_start: null,
     event_count: 9,
     last_seq: 9,
     steer_count: 1,

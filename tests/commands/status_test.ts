@@ -511,6 +511,57 @@ recovery: {retry: {max_attempts: 0}, repair: {enabled: false}}`),
   });
 });
 
+Deno.test("status counts the agent as gone once its pid is another process's: the snapshot's start time tells them apart", async () => {
+  await using packet = await makePacket();
+  const fake = await makeFakeCli(packet.root, "never_ends");
+  await packet.writePrompt(
+    "01_fake.prompt.md",
+    promptFile(`provider: amp
+agent: {bin: ${JSON.stringify(fake.bin)}}
+recovery: {retry: {max_attempts: 0}, repair: {enabled: false}}`),
+  );
+  const run = startRun(packet.dir, [], ADA);
+  let agent: number | null = null;
+  const stranger = new Deno.Command("sleep", {
+    args: ["300"],
+    stdin: "null",
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  try {
+    const snapshot = await waitForSnapshot(
+      packet.stateRoot,
+      "the agent's pid in the snapshot",
+      (s) => typeof s.agent_pid === "number",
+    );
+    agent = snapshot.agent_pid as number;
+    run.child.kill("SIGKILL");
+    await run.finish();
+    await new Deno.Command("kill", { args: ["-KILL", "--", `-${agent}`] })
+      .output();
+    await waitFor("the agent to end", async () => {
+      const json = await statusJson(packet);
+      return json.service!.alive === false;
+    });
+    // As if the dead agent's pid were reused: the snapshot names a live
+    // process, with the start time the agent had.
+    const path = join(packet.stateRoot, "control", "snapshot.json");
+    const written = JSON.parse(await Deno.readTextFile(path));
+    written.agent_pid = stranger.pid;
+    await Deno.writeTextFile(path, JSON.stringify(written));
+    const json = await statusJson(packet);
+    assert.deepEqual(json.service, { agent_pid: stranger.pid, alive: false });
+  } finally {
+    stranger.kill("SIGKILL");
+    await stranger.status;
+    if (agent !== null) {
+      await new Deno.Command("kill", { args: ["-KILL", "--", `-${agent}`] })
+        .output();
+    }
+    await run[Symbol.asyncDispose]();
+  }
+});
+
 Deno.test("status shows a hostile amendment author and reason without escapes or controls; --json keeps them", async () => {
   await using packet = await makePacket({
     prompts: { "01_more.prompt.md": MORE },

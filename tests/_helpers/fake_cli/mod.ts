@@ -35,7 +35,11 @@ export interface FakeCli {
 }
 
 /** The fakes besides `amp`. */
-export type FakeKind = "garbage_lines" | "crash_midline" | "never_ends";
+export type FakeKind =
+  | "garbage_lines"
+  | "crash_midline"
+  | "never_ends"
+  | "leaves_behind";
 
 function quote(value: string): string {
   return `'${value.replaceAll("'", `'\\''`)}'`;
@@ -122,7 +126,7 @@ async function denoDir(): Promise<string> {
 
 /**
  * Makes one of the bash fakes in `dir/<kind>/`; `env` adds variables
- * (`FAKE_CRASH_ALWAYS: "1"`).
+ * (`FAKE_CRASH_ALWAYS: "1"`, `FAKE_LEAVE: "setsid"`).
  */
 export async function makeFakeCli(
   dir: string,
@@ -151,4 +155,18 @@ export async function makeFakeCli(
 /** The pids of the children a fake said it started (`never_ends`). */
 export async function fakeChildren(fake: FakeCli): Promise<number[]> {
   return (await readLines(join(fake.dir, "children.log"))).map(Number);
+}
+
+/**
+ * The pid of the process `leaves_behind` left (once it has written it), or
+ * `null` before.
+ */
+export async function leftPid(fake: FakeCli): Promise<number | null> {
+  const [line] = await readLines(join(fake.dir, "left.pid"));
+  return line === undefined ? null : Number(line);
+}
+
+/** The lines `leaves_behind`'s processes appended (`start PID`, `agent PID`, `setsid PID`). */
+export async function fakeLines(fake: FakeCli): Promise<string[]> {
+  return await readLines(join(fake.dir, "lines.log"));
 }

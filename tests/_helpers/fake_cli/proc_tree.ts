@@ -132,3 +132,56 @@ export function watchDescendants(rootPid: number): DescendantWatch {
     },
   };
 }
+
+/** A process's start time (field 22 of its stat), or `null` when it is gone. */
+export function processStart(pid: number): string | null {
+  const [stat] = readStats([pid]);
+  return stat === undefined || stat.state === "Z" ? null : stat.start;
+}
+
+/** Processes a test started or found, killed when it ends, however it ends. */
+export interface ProcessReaper extends AsyncDisposable {
+  /**
+   * Remembers a process, by pid and start time, to kill at the end (a pid
+   * already gone is ignored); returns the pid.
+   */
+  track(pid: number): number;
+  /** Which of `pids` (all tracked when omitted) still run as tracked: same pid, same start. */
+  alive(pids?: number[]): number[];
+}
+
+/**
+ * A reaper: `await using` it, `track()` each process a test starts or finds,
+ * and every one still alive (same start time, so a reused pid is spared) is
+ * sent SIGCONT and SIGKILL when the test ends.
+ */
+export function processReaper(): ProcessReaper {
+  const tracked = new Map<number, string>();
+  const alive = (pids?: number[]): number[] =>
+    readStats(pids ?? [...tracked.keys()]).filter((stat) =>
+      stat.state !== "Z" && tracked.has(stat.pid) &&
+      tracked.get(stat.pid) === stat.start
+    ).map((stat) => stat.pid);
+  return {
+    track(pid: number): number {
+      const start = processStart(pid);
+      if (start !== null && !tracked.has(pid)) tracked.set(pid, start);
+      return pid;
+    },
+    alive,
+    async [Symbol.asyncDispose](): Promise<void> {
+      for (const pid of alive()) {
+        for (const signal of ["SIGCONT", "SIGKILL"] as const) {
+          try {
+            Deno.kill(pid, signal);
+          } catch {
+            // Gone meanwhile.
+          }
+        }
+      }
+      for (let look = 0; look < 100 && alive().length > 0; look++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    },
+  };
+}

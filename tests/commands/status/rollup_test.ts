@@ -39,6 +39,7 @@ function snapshot(extra: Partial<Snapshot> = {}): Snapshot {
     output_tokens: 5,
     cost_usd: 0.25,
     agent_pid: 4242,
+    agent_pid_start: null,
     event_count: 3,
     last_seq: 3,
     steer_count: 0,

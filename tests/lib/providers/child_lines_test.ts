@@ -193,3 +193,65 @@ Deno.test("spawnChildLines() close() after the output ended lets the child exit 
   assert.equal(exit.code, 3);
   assert.equal(exit.signal, null);
 });
+
+/** `promise`, or a failure naming `what` once `ms` pass. */
+async function within<T>(
+  promise: Promise<T>,
+  ms: number,
+  what: string,
+): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error(`Timed out waiting ${ms} ms for ${what}`)),
+          ms,
+        );
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+for (const held of ["stdout", "stderr"] as const) {
+  Deno.test(`spawnChildLines() close() stops reading a ${held} that a grandchild in a session of its own still holds: every read ends`, async () => {
+    const dir = await Deno.makeTempDir({ prefix: "prompt_runner_test_" });
+    const pidFile = `${dir}/holder.pid`;
+    const other = held === "stdout" ? "2>/dev/null" : ">/dev/null";
+    const child = spawnChildLines("sh", {
+      args: [
+        "-c",
+        `setsid sh -c 'echo $$ > ${pidFile}; exec sleep 300' </dev/null ${other} & ` +
+        `while [ ! -s ${pidFile} ]; do sleep 0.01; done; echo '{"n":1}'`,
+      ],
+    });
+    try {
+      const lines = child.lines();
+      assert.equal((await lines.next()).value?.text, '{"n":1}');
+      const rest = lines.next();
+      // The child itself exits; what it left keeps the pipe open.
+      await child.status;
+      const exit = await within(child.close(200), 10_000, "close() to return");
+      assert.equal(exit.code, 0);
+      assert.equal(
+        (await within(rest, 10_000, "the stdout read to end")).done,
+        true,
+      );
+      await within(child.exit, 10_000, "the stderr read to end");
+    } finally {
+      const holder = Number(await Deno.readTextFile(pidFile).catch(() => "0"));
+      if (holder > 0) {
+        try {
+          Deno.kill(holder, "SIGKILL");
+        } catch {
+          // Gone.
+        }
+      }
+      await child.close(200);
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+}

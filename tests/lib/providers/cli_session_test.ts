@@ -317,6 +317,42 @@ Deno.test("a CLI that finished its turn but left a process holding its output op
   });
 });
 
+Deno.test("a tool the CLI started in a session of its own, output redirected, still running when the turn ended normally, is killed at the session's end and named in the transcript", async () => {
+  await withTempDir(async (dir) => {
+    const pidFile = `${dir}/tool.pid`;
+    const notes: string[] = [];
+    const provider = createCliProvider(shProfile(
+      `setsid sh -c 'echo $$ > ${pidFile}; exec sleep 300' </dev/null >/dev/null 2>&1 & ` +
+        `while [ ! -s ${pidFile} ]; do sleep 0.01; done; echo '{"id":"s-8"}'; echo '{"end":"ok"}'`,
+    ));
+    const session = await provider.start(request(dir, notes));
+    let tool = 0;
+    try {
+      const events = await drain(session);
+      await session.close();
+      assert.deepEqual(events.map((e) => e.type), [
+        "run_started",
+        "run_completed",
+      ]);
+      tool = Number(await Deno.readTextFile(pidFile));
+      for (let i = 0; i < 250 && alive(tool); i++) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      assert.equal(alive(tool), false, `tool ${tool} still runs`);
+      assert.ok(
+        notes.some((n) =>
+          n.includes(
+            `killed 1 process(es) the shcli CLI left running: ${tool} (sleep)`,
+          )
+        ),
+        notes.join("\n"),
+      );
+    } finally {
+      if (tool > 0 && alive(tool)) Deno.kill(tool, "SIGKILL");
+    }
+  });
+});
+
 Deno.test("a prompt too long for a command line is refused at start with its size, not an obscure spawn error", async () => {
   await withTempDir(async (dir) => {
     const profile: CliProfile = {
