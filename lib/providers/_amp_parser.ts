@@ -11,6 +11,7 @@
 import { count, isRecord, text } from "./_fields.ts";
 import type { ProviderEvent } from "../shared/events.ts";
 import { classifyFailure } from "./failure.ts";
+import { failureEvents } from "./failure_events.ts";
 import type {
   CliExit,
   CliFailure,
@@ -60,18 +61,6 @@ export function classifyAmpError(message: string): string {
     if (pattern.test(message)) return kind;
   }
   return classifyFailure({ message }).failure_class;
-}
-
-function failureEvents(kind: string, message: string): ProviderEvent[] {
-  const data = {
-    error_code: kind,
-    error_message: message,
-    provider_error: { provider: "amp", kind, message },
-  };
-  return [
-    { type: "error_occurred", data },
-    { type: "run_failed", data },
-  ];
 }
 
 /** Reads one Amp process's stdout. */
@@ -262,7 +251,9 @@ export class AmpParser implements CliParser {
     const message = text(json.error) || errors.join("; ") ||
       text(json.result) ||
       `Amp ended the turn with "${text(json.subtype) ?? "an error"}"`;
-    result.events.push(...failureEvents(classifyAmpError(message), message));
+    result.events.push(
+      ...failureEvents("amp", { kind: classifyAmpError(message), message }),
+    );
     return result;
   }
 }

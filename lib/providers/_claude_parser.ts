@@ -9,7 +9,7 @@
  */
 
 import { count, type Fields, isRecord, text as str } from "./_fields.ts";
-import type { ProviderEvent } from "../shared/events.ts";
+import { failureEvents } from "./failure_events.ts";
 import type {
   CliExit,
   CliFailure,
@@ -41,19 +41,6 @@ function toolOutput(block: Fields, structured: unknown): string {
     if (out.length > 0) return out.join("\n");
   }
   return "";
-}
-
-function failureEvents(failure: CliFailure): ProviderEvent[] {
-  const data = {
-    error_code: failure.kind,
-    error_message: failure.message,
-    provider_error: {
-      provider: "claude",
-      kind: failure.kind,
-      message: failure.message,
-    },
-  };
-  return [{ type: "error_occurred", data }, { type: "run_failed", data }];
 }
 
 /** A parser for one Claude Code process's stdout. */
@@ -210,7 +197,7 @@ export class ClaudeParser implements CliParser {
         data: { stop_reason: str(json.stop_reason) ?? "end_turn" },
       });
     } else {
-      out.events.push(...failureEvents(failure));
+      out.events.push(...failureEvents("claude", failure));
     }
   }
 

@@ -13,7 +13,7 @@
  */
 
 import { count, isRecord, text } from "./_fields.ts";
-import { failureEvents } from "./cli_session.ts";
+import { failureEvents } from "./failure_events.ts";
 import type { ProviderEvent } from "../shared/events.ts";
 import type {
   CliExit,

@@ -17,7 +17,7 @@ import type {
   CliParser,
   LineResult,
 } from "./cli_profile.ts";
-import { failureEvents } from "./cli_session.ts";
+import { failureEvents } from "./failure_events.ts";
 import type { ProviderEvent } from "../shared/events.ts";
 
 /** The longest CLI message kept in a failure. */

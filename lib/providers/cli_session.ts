@@ -21,7 +21,8 @@
  * @module
  */
 
-import type { CliFailure, CliProfile } from "./cli_profile.ts";
+import type { CliProfile } from "./cli_profile.ts";
+import { failureEvents } from "./failure_events.ts";
 import { type ChildLines, spawnChildLines } from "./child_lines.ts";
 import type { AgentProcessRef, Session, SessionMeta } from "./provider.ts";
 import type { ProviderEvent } from "../shared/events.ts";
@@ -55,34 +56,6 @@ export const CARRY_ON =
   "is unchanged. Do not start over and do not stop to acknowledge this message.)";
 
 const ENDING_TYPES = new Set(["run_completed", "run_failed", "error_occurred"]);
-
-/**
- * The events that report a CLI's failure: `error_occurred` then
- * `run_failed`, carrying the failure class as the provider error's `kind`.
- *
- * @example Usage
- * ```ts
- * import { failureEvents } from "./cli_session.ts";
- * import assert from "node:assert/strict";
- *
- * const [first] = failureEvents("codex", {
- *   kind: "provider_auth_claim",
- *   message: "401 Unauthorized",
- * });
- * assert.equal(first?.type, "error_occurred");
- * ```
- */
-export function failureEvents(
-  provider: string,
-  failure: CliFailure,
-): ProviderEvent[] {
-  const data = {
-    error_code: failure.kind,
-    error_message: failure.message,
-    provider_error: { provider, kind: failure.kind, message: failure.message },
-  };
-  return [{ type: "error_occurred", data }, { type: "run_failed", data }];
-}
 
 /** What a CLI session is started with. */
 export interface CliSessionInit {

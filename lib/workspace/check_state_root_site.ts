@@ -9,11 +9,11 @@
 
 import { basename, dirname, join, resolve } from "../shared/posix_path.ts";
 import { UsageError } from "../shared/errors.ts";
+import { checkStateRoot } from "../shared/state_root.ts";
 import {
-  checkStateRoot,
   madeByPromptRunner,
   someEntries,
-} from "../shared/state_root.ts";
+} from "../shared/state_root_entries.ts";
 import { stateHome, type StateHomeOptions } from "./state_home.ts";
 import { isWithin, workspaceKeyLine } from "./workspace_file.ts";
 

@@ -45,6 +45,8 @@ export {
 export {
   forgetWorkspace,
   type ForgottenWorkspace,
+} from "./forget_workspace.ts";
+export {
   listWorkspaces,
   type PreparedWorkspace,
   prepareWorkspace,

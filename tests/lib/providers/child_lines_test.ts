@@ -1,23 +1,5 @@
 import assert from "node:assert/strict";
-import {
-  type ChildLine,
-  parseJsonLine,
-  readLines,
-  spawnChildLines,
-} from "../../../lib/providers/child_lines.ts";
-
-function streamOf(chunks: (string | Uint8Array)[]): ReadableStream<Uint8Array> {
-  const encoder = new TextEncoder();
-  return ReadableStream.from(
-    chunks.map((c) => typeof c === "string" ? encoder.encode(c) : c),
-  );
-}
-
-async function collect(lines: AsyncIterable<ChildLine>): Promise<ChildLine[]> {
-  const all: ChildLine[] = [];
-  for await (const line of lines) all.push(line);
-  return all;
-}
+import { spawnChildLines } from "../../../lib/providers/child_lines.ts";
 
 /**
  * The state letter and process group of a pid, or null when it is gone.
@@ -37,62 +19,6 @@ async function procStat(
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return { state: fields[0]!, pgid: Number(fields[2]) };
 }
-
-Deno.test("readLines() joins lines split across chunks, even inside a UTF-8 character, and strips CRLF", async () => {
-  const euro = new TextEncoder().encode("€"); // three bytes
-  const lines = await collect(readLines(
-    streamOf([
-      "one\r\ntw",
-      "o\nprice ",
-      euro.subarray(0, 1),
-      euro.subarray(1),
-      "\n\nlast",
-    ]),
-    1024,
-  ));
-  assert.deepEqual(lines.map((l) => l.text), [
-    "one",
-    "two",
-    "price €",
-    "",
-    "last",
-  ]);
-  assert.ok(lines.every((l) => !l.truncated));
-});
-
-Deno.test("readLines() cuts a line longer than the limit, counts its bytes, and reads the next line whole", async () => {
-  const huge = "x".repeat(300_000);
-  const chunks = [...huge.match(/.{1,65536}/g)!, '\n{"after":true}\n'];
-  const lines = await collect(readLines(streamOf(chunks), 1000));
-  assert.equal(lines.length, 2);
-  assert.equal(lines[0]!.text.length, 1000);
-  assert.equal(lines[0]!.truncated, true);
-  assert.equal(lines[0]!.bytes, 300_000);
-  assert.deepEqual(lines[1], {
-    text: '{"after":true}',
-    truncated: false,
-    bytes: 14,
-  });
-});
-
-Deno.test("parseJsonLine() never throws: malformed, blank and cut lines come back as text with a reason", () => {
-  const line = (text: string, truncated = false): ChildLine => ({
-    text,
-    truncated,
-    bytes: text.length,
-  });
-  const parsed = parseJsonLine(line('{"type":"system","subtype":"init"}'));
-  assert.equal(parsed.kind, "json");
-  assert.deepEqual(parsed.kind === "json" && parsed.value, {
-    type: "system",
-    subtype: "init",
-  });
-  for (const bad of [line("{not json"), line("   "), line('{"a":1}', true)]) {
-    const result = parseJsonLine(bad);
-    assert.equal(result.kind, "text");
-    assert.ok(result.kind === "text" && result.reason.length > 0);
-  }
-});
 
 Deno.test("spawnChildLines() reads a real child's stdout as lines, JSON or not, and reports its exit code and stderr's last lines", async () => {
   const child = spawnChildLines("sh", {
@@ -159,7 +85,7 @@ Deno.test("spawnChildLines() feeds a piped stdin, and the child sees end-of-file
   await child.write('{"type":"user"}\n');
   await child.write("second\n");
   await child.closeInput();
-  const lines = await collect(child.lines());
+  const lines = await Array.fromAsync(child.lines());
   const exit = await child.close();
   assert.deepEqual(lines.map((l) => l.text), ['{"type":"user"}', "second"]);
   assert.equal(exit.code, 0);
@@ -167,7 +93,7 @@ Deno.test("spawnChildLines() feeds a piped stdin, and the child sees end-of-file
 
 Deno.test("spawnChildLines() with a null stdin gives the child end-of-file at once and refuses write()", async () => {
   const child = spawnChildLines("cat");
-  const lines = await collect(child.lines());
+  const lines = await Array.fromAsync(child.lines());
   await assert.rejects(() => child.write("x"), /not piped/);
   const exit = await child.close();
   assert.deepEqual(lines, []);
@@ -187,7 +113,7 @@ Deno.test("spawnChildLines() close() after the output ended lets the child exit 
   const child = spawnChildLines("sh", {
     args: ["-c", "echo last; exec >&-; sleep 0.3; exit 3"],
   });
-  const lines = await collect(child.lines());
+  const lines = await Array.fromAsync(child.lines());
   const exit = await child.close();
   assert.deepEqual(lines.map((l) => l.text), ["last"]);
   assert.equal(exit.code, 3);

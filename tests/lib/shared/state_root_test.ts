@@ -2,14 +2,16 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { StateError } from "../../../lib/shared/errors.ts";
 import {
+  openStateRoot,
+  systemDirectory,
+} from "../../../lib/shared/state_root.ts";
+import {
   clearStateRoot,
   isStateRootEntry,
   madeByPromptRunner,
-  openStateRoot,
   readStateRootContents,
   STATE_ROOT_ENTRIES,
-  systemDirectory,
-} from "../../../lib/shared/state_root.ts";
+} from "../../../lib/shared/state_root_entries.ts";
 import { LOCK_FILE } from "../../../lib/shared/run_lock.ts";
 import { STATE_FILE } from "../../../lib/runner/state_file.ts";
 import { STATE_ROOT_TAG } from "../../../lib/workspace/registry.ts";
