@@ -7,7 +7,8 @@
  * @module
  */
 
-import { basename, dirname, join } from "../../lib/shared/posix_path.ts";
+import { join } from "../../lib/shared/posix_path.ts";
+import { realOrGiven } from "../../lib/shared/real_or_given.ts";
 import {
   type LocationNeed,
   resolveRunLocation,
@@ -103,21 +104,6 @@ export interface ControlScope {
 }
 
 /**
- * A path by its real name: the real path of its nearest existing ancestor,
- * with the rest of it (a state root not made yet) joined on.
- */
-async function realName(path: string): Promise<string> {
-  try {
-    return await Deno.realPath(path);
-  } catch {
-    const parent = dirname(path);
-    return parent === path
-      ? path
-      : join(await realName(parent), basename(path));
-  }
-}
-
-/**
  * The paths a worker confined to a run may touch: read and write its state
  * root, read its packet, and read `/etc/passwd` (the author's account name
  * when `$USER` is unset); with `persist`, write the packet's `prompts/` too
@@ -132,7 +118,7 @@ export async function runScope(
   persist: boolean,
 ): Promise<{ read: string[]; write: string[] }> {
   const both = async (path: string): Promise<string[]> => {
-    const real = await realName(path);
+    const real = await realOrGiven(path);
     return real === path ? [path] : [path, real];
   };
   const root = await both(location.state_root);

@@ -7,9 +7,10 @@
  * @module
  */
 
-import { basename, dirname, join, resolve } from "../shared/posix_path.ts";
+import { join, resolve } from "../shared/posix_path.ts";
 import { UsageError } from "../shared/errors.ts";
 import { checkStateRoot } from "../shared/state_root.ts";
+import { realOrGiven } from "../shared/real_or_given.ts";
 import {
   madeByPromptRunner,
   someEntries,
@@ -36,21 +37,6 @@ export interface StateRootNeighbours extends StateHomeOptions {
 export interface StateRootSiteOptions extends StateRootNeighbours {
   /** Where the state root was named. */
   source: StateRootSource;
-}
-
-/**
- * A path's real path; for one that does not exist (yet), its parent's
- * real path with the rest appended, and so on.
- */
-export async function realOrGiven(path: string): Promise<string> {
-  try {
-    return await Deno.realPath(path);
-  } catch {
-    const parent = dirname(path);
-    return parent === path
-      ? path
-      : join(await realOrGiven(parent), basename(path));
-  }
 }
 
 async function exists(path: string): Promise<boolean> {

@@ -133,7 +133,7 @@ async function refuseNesting(
   workspace: WorkspaceFile,
   registry: Registry,
 ): Promise<void> {
-  const { realOrGiven } = await import("./check_state_root_site.ts");
+  const { realOrGiven } = await import("../shared/real_or_given.ts");
   const mine = await realOrGiven(workspace.state_root);
   for (const [id, given] of Object.entries(registry)) {
     if (id === workspace.id) continue;

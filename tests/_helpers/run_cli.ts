@@ -108,6 +108,28 @@ export async function waitFor<T>(
   throw new Error(`Timed out waiting for ${what}`);
 }
 
+/** `promise`, or a failure naming `what` once `ms` pass. */
+export async function within<T>(
+  promise: Promise<T>,
+  ms: number,
+  what: string,
+): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error(`Timed out waiting ${ms} ms for ${what}`)),
+          ms,
+        );
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** What a CLI piped into `head -N` left: head's lines, the CLI's status and stderr. */
 export interface HeadResult {
   /** The lines `head` printed. */

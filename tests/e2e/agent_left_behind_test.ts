@@ -12,7 +12,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { readJsonl, startRun } from "../_helpers/live_run.ts";
-import { waitFor } from "../_helpers/run_cli.ts";
+import { waitFor, within } from "../_helpers/run_cli.ts";
 import { makePacket, promptFile } from "../_helpers/temp_packet.ts";
 import {
   type FakeCli,
@@ -75,28 +75,6 @@ async function linesOf(
   pid: number,
 ): Promise<number> {
   return (await fakeLines(fake)).filter((l) => l === `${who} ${pid}`).length;
-}
-
-/** `promise`, or a failure naming `what` once `ms` pass. */
-async function within<T>(
-  promise: Promise<T>,
-  ms: number,
-  what: string,
-): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  try {
-    return await Promise.race([
-      promise,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(new Error(`Timed out waiting ${ms} ms for ${what}`)),
-          ms,
-        );
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 Deno.test("a setsid grandchild (output redirected) the CLI left when its turn ended normally is killed at the attempt's end, and the transcript names it", async () => {

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { spawnChildLines } from "../../../lib/providers/child_lines.ts";
+import { within } from "../../_helpers/run_cli.ts";
 
 /**
  * The state letter and process group of a pid, or null when it is gone.
@@ -119,28 +120,6 @@ Deno.test("spawnChildLines() close() after the output ended lets the child exit 
   assert.equal(exit.code, 3);
   assert.equal(exit.signal, null);
 });
-
-/** `promise`, or a failure naming `what` once `ms` pass. */
-async function within<T>(
-  promise: Promise<T>,
-  ms: number,
-  what: string,
-): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  try {
-    return await Promise.race([
-      promise,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(new Error(`Timed out waiting ${ms} ms for ${what}`)),
-          ms,
-        );
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 for (const held of ["stdout", "stderr"] as const) {
   Deno.test(`spawnChildLines() close() stops reading a ${held} that a grandchild in a session of its own still holds: every read ends`, async () => {
