@@ -12,6 +12,8 @@ import { HTTP_LIMITS } from "../../commands/serve/_http.ts";
 import { ACTION_BODY_LIMITS } from "../../commands/serve/_server.ts";
 import { runCli } from "../_helpers/run_cli.ts";
 import {
+  freePort,
+  Inspector,
   memoryOf,
   openFiles,
   parseResponse,
@@ -287,5 +289,59 @@ Deno.test("serve refuses a body over an action's limit with 413: a Content-Lengt
   });
   assert.notEqual(fits.status, 413);
   await fits.body?.cancel();
+  assert.equal(server.exited(), false);
+});
+
+Deno.test("serve's heap stays flat across reconnect storms: after a full collection it does not grow storm after storm", async () => {
+  await using packet = await makePacket({
+    prompts: { "01_a.prompt.md": longPrompt(20, 0) },
+  });
+  const ran = await runCli(["run", packet.dir]);
+  assert.equal(ran.code, 0, ran.stderr);
+  const snapshot = JSON.parse(
+    await Deno.readTextFile(
+      `${packet.stateRoot}/control/snapshot.json`,
+    ),
+  );
+  const inspect = freePort();
+  await using server = await serve([packet.dir], {
+    denoFlags: [`--inspect=127.0.0.1:${inspect}`],
+  });
+  const inspector = await Inspector.open(inspect);
+  const headers = { cookie: server.cookie };
+  const run = `${server.origin}/run/${
+    rootKey(packet.stateRoot)
+  }/${snapshot.run_id}`;
+  // 100 browsers at once (well under the cap, with the kept-alive ones of
+  // the last storm): half follow the run to its end, half open the runs
+  // page's stream and leave after its first row.
+  const storm = async (): Promise<void> => {
+    await Promise.all(Array.from({ length: 100 }, async (_, i) => {
+      const response = await fetch(
+        i % 2 === 0 ? `${run}/events` : `${server.origin}/runs/stream`,
+        { headers },
+      );
+      assert.equal(response.status, 200);
+      const reader = response.body!.getReader();
+      if (i % 2 === 0) { while (!(await reader.read()).done); }
+      else await reader.read();
+      await reader.cancel();
+    }));
+  };
+  try {
+    await storm();
+    const first = await inspector.heapAfterGc();
+    for (let n = 0; n < 16; n++) await storm();
+    const last = await inspector.heapAfterGc();
+    const grownKiB = (last - first) / 1024;
+    assert.ok(
+      grownKiB < 1_536,
+      `heap ${(first / 1024).toFixed(0)} → ${
+        (last / 1024).toFixed(0)
+      } KiB over 16 storms of 100 streams`,
+    );
+  } finally {
+    await inspector.close();
+  }
   assert.equal(server.exited(), false);
 });
