@@ -56,6 +56,7 @@ export {
 // Steering a run.
 export {
   type ControlRequest,
+  defaultAuthor,
   type RequestOptions,
   type RequestOutcome,
   requestOutcome,

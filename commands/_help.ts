@@ -169,18 +169,35 @@ action runs in a worker confined to its run as the control command is.
 
 The first line on stdout is the URL to open, with a random access token:
   dashboard: http://HOST:PORT/?token=TOKEN
-Every request needs the token (the URL's, then a cookie); writes are POST
-only, from the dashboard's own pages. The token is new at every start,
-unless PROMPT_RUNNER_SERVE_TOKEN gives one (at least 32 characters of
-A-Z a-z 0-9 - _): a dashboard restarted with the token and port it had keeps
-its open pages streaming where they were.
+and a line like it follows for each other origin it answers at: on
+127.0.0.1 (the default) also localhost and [::1] (it listens on both
+loopbacks); on 0.0.0.0 or :: also this machine's addresses and host name;
+and each --origin. A request whose Host is none of those is refused (403),
+so a page on another site cannot reach it through a rebound name. Every
+request needs the token (the URL's, then a cookie named pr_token_PORT);
+writes are POST only, from one of those origins. The token is new at every
+start, unless PROMPT_RUNNER_SERVE_TOKEN gives one (at least 32 characters
+of A-Z a-z 0-9 - _): a dashboard restarted with the token and port it had
+keeps its open pages streaming where they were.
+
+Limits, so no client can take it down: at most 256 connections (a new one
+closes the one that has waited longest for a request; when every one is
+busy, it is answered 503); a request's head must arrive within 10 s and
+be at most 32 KiB (431), its body within 60 s with no 10 s pause; a
+kept-alive connection is closed after 10 s without a request, and one
+whose client reads nothing for 30 s. A form is at most 256 KiB (a view
+change 16 KiB): a larger one is refused with 413 as soon as it passes that,
+before a byte of it when its length says so. Out of open files, it closes
+the connections that wait longest and goes on.
 
 Options:
   --host H            Listen on H (default: 127.0.0.1; any other address is
                       reachable by others and is warned about)
   --port P            Listen on port P (default: 0, any free port)
+  --origin URL        Also answer as URL (http[s]://HOST[:PORT], e.g. a
+                      reverse proxy's public name); repeatable
   --author NAME       Record web actions as web:NAME (default: $USER, else
-                      $LOGNAME)
+                      $LOGNAME, else the account name, else uid:N)
   -h, --help          Show this help
 
 Stop it with Ctrl-C (exit 130) or SIGTERM (exit 143).
@@ -192,5 +209,6 @@ Exit codes:
 Examples:
   prompt_runner serve examples/demo
   prompt_runner serve operator-packet --port 8080
+  prompt_runner serve --host 0.0.0.0 --port 8080 --origin https://runs.example.com
 `,
 };

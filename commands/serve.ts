@@ -5,18 +5,20 @@
  * @module
  */
 
-import { UsageError } from "../mod.ts";
+import { defaultAuthor, UsageError } from "../mod.ts";
 import { parseCommandArgs, stringFlag } from "./_args.ts";
 import type { Command, CommandContext } from "./_context.ts";
 import { SERVE_INFO } from "./_help.ts";
-import { newToken } from "./serve/_auth.ts";
+import { accessOf, isWildcard, newToken, originOf } from "./serve/_auth.ts";
+import { HttpServer } from "./serve/_http.ts";
 import { RunIndex } from "./serve/_runs.ts";
-import { handleRequest } from "./serve/_server.ts";
+import { handleRequest, refusal } from "./serve/_server.ts";
 
 const FLAGS = {
   host: { type: "string" },
   port: { type: "string" },
   author: { type: "string" },
+  origin: { type: "string", multiple: true },
 } as const;
 
 /** The default address: this machine only. */
@@ -55,11 +57,84 @@ export function isLoopback(host: string): boolean {
     /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
-/** The author recorded for web actions: `web:` + `--author`, `$USER`, `$LOGNAME`. */
-function authorOf(given: string | undefined): string {
-  const name = [given, Deno.env.get("USER"), Deno.env.get("LOGNAME")]
-    .map((value) => value?.trim() ?? "").find((value) => value !== "");
-  return `web:${name ?? "unknown"}`;
+/**
+ * The author recorded for web actions: `web:` + `--author`, else the name
+ * the CLI's control commands record (`$USER`, `$LOGNAME`, the account name,
+ * `uid:N`).
+ */
+async function authorOf(given: string | undefined): Promise<string> {
+  return `web:${await defaultAuthor(given)}`;
+}
+
+/** The `--origin` values, each checked to be an origin and nothing more. */
+function originsOf(given: unknown): string[] {
+  const values = Array.isArray(given) ? given.map(String) : [];
+  for (const value of values) {
+    if (originOf(value) === null) {
+      throw new UsageError(
+        `Invalid --origin ${
+          JSON.stringify(value)
+        }: expected http://HOST[:PORT] or https://HOST[:PORT], with no path`,
+        { hint: "Run 'prompt_runner serve --help'" },
+      );
+    }
+  }
+  return values;
+}
+
+/** The addresses a loopback bind also listens on, so each loopback name reaches it. */
+const LOOPBACK_PAIR = ["127.0.0.1", "::1", "localhost"];
+
+/**
+ * Listens on `host:port`; a loopback bind on `127.0.0.1` and `::1` both
+ * (the second when it can: no IPv6, or its port taken, leaves it out).
+ */
+function listen(
+  host: string,
+  port: number,
+): { listeners: Deno.Listener[]; listening: string[]; port: number } {
+  let first: Deno.Listener;
+  try {
+    first = Deno.listen({ hostname: host, port });
+  } catch (error) {
+    throw new UsageError(
+      `Cannot listen on ${host}:${port}: ${(error as Error).message}`,
+      { hint: "Choose another --host or --port (0 picks a free port)" },
+    );
+  }
+  const bound = first.addr as Deno.NetAddr;
+  const listeners = [first];
+  const listening = [bound.hostname];
+  if (LOOPBACK_PAIR.includes(host)) {
+    const other = bound.hostname === "::1" ? "127.0.0.1" : "::1";
+    try {
+      listeners.push(Deno.listen({ hostname: other, port: bound.port }));
+      listening.push(other);
+    } catch {
+      // Only one loopback: the other name is not printed.
+    }
+  }
+  return { listeners, listening, port: bound.port };
+}
+
+/** This machine's addresses a browser can name (no link-local ones). */
+function ownAddresses(): string[] | null {
+  const allowed = Deno.permissions.querySync({
+    name: "sys",
+    kind: "networkInterfaces",
+  }).state === "granted";
+  if (!allowed) return null;
+  return Deno.networkInterfaces()
+    .filter((i) => !(i.family === "IPv6" && /^fe[89ab]/i.test(i.address)))
+    .map((i) => i.address);
+}
+
+function hostnameOrNull(): string | null {
+  try {
+    return Deno.hostname();
+  } catch {
+    return null;
+  }
 }
 
 /** Resolves with 130 on SIGINT and 143 on SIGTERM. */
@@ -111,49 +186,66 @@ async function serve(
   }
   const host = hostOf(stringFlag(args, "host"));
   const port = portOf(stringFlag(args, "port"));
-  const author = authorOf(stringFlag(args, "author"));
+  const extra = originsOf(args.values.origin);
+  const author = await authorOf(stringFlag(args, "author"));
   const index = await RunIndex.open(args.positionals, context.cwd);
   const token = tokenOf(Deno.env.get(TOKEN_ENV));
   const stop = new AbortController();
-  const signals = stopSignal();
-  let origin = "";
-  let server: Deno.HttpServer<Deno.NetAddr>;
+  let bound: ReturnType<typeof listen>;
   try {
-    server = Deno.serve({
-      hostname: host,
-      port,
-      onListen: () => {},
-    }, (request) =>
-      handleRequest({
-        index,
-        token,
-        origin: () => origin,
-        author,
-        stop: stop.signal,
-      }, request));
+    bound = listen(host, port);
   } catch (error) {
-    signals.remove();
     index.close();
-    throw new UsageError(
-      `Cannot listen on ${host}:${port}: ${(error as Error).message}`,
-      { hint: "Choose another --host or --port (0 picks a free port)" },
-    );
+    throw error;
   }
+  const addresses = isWildcard(host) ? ownAddresses() : [];
+  const access = accessOf({
+    host,
+    port: bound.port,
+    listening: bound.listening,
+    addresses: addresses ?? [],
+    hostname: isWildcard(host) ? hostnameOrNull() : null,
+    extra,
+  });
+  let warned = -Infinity;
+  const signals = stopSignal();
+  const server = new HttpServer({
+    listeners: bound.listeners,
+    handler: (request) =>
+      handleRequest(
+        { index, token, access, author, stop: stop.signal },
+        request,
+      ),
+    refusal,
+    onAcceptError: (error) => {
+      // Once a minute at most: a flood would fill the terminal.
+      if (Date.now() - warned < 60_000) return;
+      warned = Date.now();
+      void context.stderr.line(
+        `warning: the dashboard cannot accept a connection: ${error.message}; it closes the connections that wait longest and goes on`,
+      ).catch(() => {});
+    },
+  });
   try {
-    const shown = host.includes(":") ? `[${host}]` : host;
-    origin = `http://${shown}:${server.addr.port}`;
-    await context.stdout.line(`dashboard: ${origin}/?token=${token}`);
+    for (const origin of access.origins) {
+      await context.stdout.line(`dashboard: ${origin}/?token=${token}`);
+    }
     if (!isLoopback(host)) {
       await context.stderr.line(
         `warning: the dashboard listens on ${host}, beyond this machine: anyone who has its URL (with the token) can steer and amend these runs`,
+      );
+    }
+    if (addresses === null) {
+      await context.stderr.line(
+        `warning: without --allow-sys=networkInterfaces the dashboard does not know this machine's addresses: add --origin for each address it is opened at`,
       );
     }
     return await signals.stopped;
   } finally {
     signals.remove();
     stop.abort();
-    index.close();
     await server.shutdown();
+    index.close();
   }
 }
 

@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run --unstable-worker-options --allow-read --allow-write --allow-run --allow-env --allow-sys=hostname,uid
+#!/usr/bin/env -S deno run --unstable-worker-options --allow-read --allow-write --allow-run --allow-env --allow-sys=hostname,uid --allow-net=127.0.0.1
 /**
  * Fuzzing the control directory: while simulated runs stream, drops every
  * kind of bad request file into `control/requests/` (random bytes, empty,
@@ -13,12 +13,13 @@
  * unchanged (nothing written outside the state root), that every request
  * file got a receipt and a final log entry with a reason and was removed,
  * and that every planted link was moved aside and logged, never followed.
- * Prints a summary; exits 1 on any violation.
+ * Then fuzzes the dashboard as `scripts/fuzz_dashboard.ts` says. Prints a
+ * summary of each; exits 1 on any violation.
  *
- *   deno run --unstable-worker-options --allow-read --allow-write --allow-run --allow-env --allow-sys=hostname,uid \
+ *   deno run --unstable-worker-options --allow-read --allow-write --allow-run --allow-env --allow-sys=hostname,uid --allow-net=127.0.0.1 \
  *     scripts/fuzz.ts [--quick] [--seconds N] [--seed N] [--keep]
  *
- * Two minutes by default; `--quick` is about 15 seconds.
+ * Two minutes each by default; `--quick` is about 15 and 35 seconds.
  *
  * @module
  */
@@ -40,6 +41,7 @@ import {
   spawnCli,
   Violations,
 } from "./_harness.ts";
+import { fuzzDashboard } from "./fuzz_dashboard.ts";
 
 const PROMPTS = [
   { id: "01", lane: "resume" },
@@ -1303,4 +1305,10 @@ async function main(): Promise<number> {
   }
 }
 
-if (import.meta.main) Deno.exit(await main());
+if (import.meta.main) {
+  const control = await main();
+  const dashboard = await fuzzDashboard(
+    parseScriptFlags(Deno.args, { seconds: 120, quickSeconds: 15 }),
+  );
+  Deno.exit(Math.max(control, dashboard));
+}

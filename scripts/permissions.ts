@@ -18,6 +18,6 @@ export const CLI_PERMISSIONS: readonly string[] = [
   "--allow-write",
   "--allow-run",
   "--allow-env",
-  "--allow-sys=hostname,uid",
+  "--allow-sys=hostname,uid,networkInterfaces",
   "--allow-net",
 ];

@@ -1,7 +1,7 @@
 /**
- * The dashboard's HTTP server: `Deno.serve`, the token check on every
- * request, the routes of the spec, and the security headers on every
- * response, whatever its kind.
+ * The dashboard's requests: the `Host` check and the token check on every
+ * one, the routes of the spec, an action's form read no further than its
+ * limit, and the security headers on every response, whatever its kind.
  *
  * @module
  */
@@ -9,7 +9,13 @@
 import { VIEW_OPTIONS, type ViewKey, type ViewSettings } from "../../mod.ts";
 import { ACTION_NAMES, type ActionName, postAction } from "./_actions.ts";
 import { APP_CSS, APP_JS } from "./_assets.ts";
-import { checkToken, sameOrigin, tokenCookie } from "./_auth.ts";
+import {
+  type Access,
+  checkToken,
+  knownHost,
+  sameOrigin,
+  tokenCookie,
+} from "./_auth.ts";
 import { RenderCache } from "./_render_cache.ts";
 import type { PageContext } from "./_model.ts";
 import { contractPage, messagePage, runPage, runsPage } from "./_pages.ts";
@@ -77,6 +83,15 @@ function notFound(message = "There is nothing at this address."): Response {
   return page(messagePage("Not found", message), 404);
 }
 
+function text(message: string, status: number): Response {
+  return respond(`${message}\n`, status, { "content-type": TEXT });
+}
+
+/** The server's own refusals (400, 408, 503…): text with the security headers. */
+export function refusal(status: number, message: string): Response {
+  return text(message, status);
+}
+
 function notAllowed(allow: string): Response {
   return respond(`Method not allowed: use ${allow}\n`, 405, {
     "content-type": TEXT,
@@ -84,14 +99,25 @@ function notAllowed(allow: string): Response {
   });
 }
 
+/**
+ * The most an action's form may hold (bytes as sent): a steer's text is at
+ * most 60 KiB, which urlencodes to at most three times that.
+ */
+export const ACTION_BODY_LIMITS: Readonly<Record<ActionName, number>> = {
+  steer: 256 * 1024,
+  view: 16 * 1024,
+  amend: 256 * 1024,
+  relax: 256 * 1024,
+};
+
 /** What the server needs to answer. */
 export interface DashboardOptions {
   /** The runs it shows. */
   index: RunIndex;
   /** The access token. */
   token: string;
-  /** The dashboard's origin (`http://HOST:PORT`), known once it listens. */
-  origin(): string;
+  /** Where the dashboard is served (its hosts, origins and cookie). */
+  access: Access;
   /** The author of web actions (`web:<name>`). */
   author: string;
   /** Aborted when the server stops: every stream ends. */
@@ -171,6 +197,56 @@ async function rendered(
   );
 }
 
+/** Thrown when a form is larger than its action allows. */
+class TooLarge extends Error {}
+
+/**
+ * An action's form, read as it streams and refused as soon as it passes
+ * `limit` (a declared length over it is refused before a byte is read).
+ */
+async function readForm(request: Request, limit: number): Promise<Request> {
+  const declared = request.headers.get("content-length");
+  if (declared !== null && Number(declared) > limit) throw new TooLarge();
+  const parts: Uint8Array[] = [];
+  let size = 0;
+  if (request.body !== null) {
+    const reader = request.body.getReader();
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        size += value.length;
+        if (size > limit) throw new TooLarge();
+        parts.push(value);
+      }
+    } finally {
+      await reader.cancel().catch(() => {});
+    }
+  }
+  const body = new Uint8Array(size);
+  let at = 0;
+  for (const part of parts) {
+    body.set(part, at);
+    at += part.length;
+  }
+  return new Request(request.url, {
+    method: request.method,
+    headers: request.headers,
+    body,
+  });
+}
+
+function refusedAction(
+  request: Request,
+  status: number,
+  reason: string,
+): Response {
+  const accept = request.headers.get("accept") ?? "";
+  return accept.includes("application/json")
+    ? json({ outcome: "refused", reason }, status)
+    : text(reason, status);
+}
+
 async function action(
   options: DashboardOptions,
   path: RunPath,
@@ -178,17 +254,24 @@ async function action(
   request: Request,
 ): Promise<Response> {
   if (request.method !== "POST") return notAllowed("POST");
-  if (!sameOrigin(request, options.origin())) {
-    return respond(
-      "Forbidden: the request did not come from the dashboard\n",
-      403,
-      {
-        "content-type": TEXT,
-      },
-    );
+  if (!sameOrigin(request, options.access)) {
+    return text("Forbidden: the request did not come from the dashboard", 403);
+  }
+  const limit = ACTION_BODY_LIMITS[name];
+  let form: Request;
+  try {
+    form = await readForm(request, limit);
+  } catch (error) {
+    return error instanceof TooLarge
+      ? refusedAction(
+        request,
+        413,
+        `The ${name} form is too large: the limit is ${limit} bytes`,
+      )
+      : refusedAction(request, 400, "The form could not be read");
   }
   const snapshot = await options.index.snapshotOf(path.root);
-  const result = await postAction(name, request, {
+  const result = await postAction(name, form, {
     ref: { state_root: path.root.state_root, run_id: path.run },
     packet_dir: path.root.packet_dir ?? snapshot?.packet_dir ?? null,
     author: options.author,
@@ -259,6 +342,9 @@ async function route(
         url.searchParams,
       );
       if (model === null) return notFound("No such run on this dashboard.");
+      if (!model.contracts.some((c) => c.prompt_id === more)) {
+        return notFound(`No prompt "${more}" in this run's packet.`);
+      }
       return page(contractPage(model, more, context));
     }
     return notFound();
@@ -294,15 +380,24 @@ async function route(
 }
 
 /**
- * Answers one request: the token first (401, or the cookie and a redirect),
- * then the route; an unexpected failure is a 500 page.
+ * Answers one request: its `Host` first (403 for a host the dashboard is
+ * not served at), the token next (401, or the cookie and a redirect), then
+ * the route; an unexpected failure is a 500 page.
  */
 export async function handleRequest(
   options: DashboardOptions,
   request: Request,
 ): Promise<Response> {
+  if (!knownHost(request, options.access)) {
+    return text(
+      `Forbidden: this dashboard is not served at ${
+        JSON.stringify(request.headers.get("host") ?? "")
+      } (serve --origin adds a name it is reached by)`,
+      403,
+    );
+  }
   const url = new URL(request.url);
-  const auth = checkToken(request, url, options.token);
+  const auth = checkToken(request, url, options.token, options.access.cookie);
   if (auth.kind === "unauthorized") {
     return respond(
       "Unauthorized: open the dashboard with the URL it printed (?token=...)\n",
@@ -313,7 +408,7 @@ export async function handleRequest(
   if (auth.kind === "set_cookie") {
     return respond(null, 303, {
       location: auth.location,
-      "set-cookie": tokenCookie(options.token),
+      "set-cookie": tokenCookie(options.access.cookie, options.token),
     });
   }
   try {

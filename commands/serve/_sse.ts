@@ -93,8 +93,14 @@ class MessageStream {
       () => this.send(": keep-alive\n\n"),
       KEEP_ALIVE_MS,
     );
+    // Removed when this stream closes: the server's signal outlives it.
     if (stop.aborted) this.close();
-    else stop.addEventListener("abort", () => this.close(), { once: true });
+    else {
+      stop.addEventListener("abort", () => this.close(), {
+        once: true,
+        signal: this.abort.signal,
+      });
+    }
     this.abort.signal.addEventListener("abort", () => this.close(), {
       once: true,
     });

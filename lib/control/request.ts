@@ -92,9 +92,27 @@ function envUser(): string | undefined {
 }
 
 /**
- * The author to record: the given one, else `$USER` (or `$LOGNAME`), else
- * the account name of the process (containers and cron often set no
- * `$USER`), else `uid:N`, and `unknown` only when none can be read.
+ * The author to record: the given one, else `$USER` (or `$LOGNAME`, or
+ * `$USERNAME`), else the account name of the process from `/etc/passwd`
+ * (containers and cron often set no `$USER`), else `uid:N`, and `unknown`
+ * only when none can be read. The CLI's control commands and the
+ * dashboard's web actions name their authors this way.
+ *
+ * Needs `--allow-env` for the variables, `--allow-sys=uid` and read access
+ * to `/etc/passwd` for the account; without them it falls further down the
+ * chain rather than throw.
+ *
+ * @example The given name wins, trimmed
+ * ```ts
+ * import { defaultAuthor } from "./mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * assert.equal(await defaultAuthor("  ada "), "ada");
+ * assert.notEqual(await defaultAuthor(), "");
+ * ```
+ *
+ * @param author The author a caller names, if any.
+ * @returns The name to record.
  */
 export async function defaultAuthor(author?: string): Promise<string> {
   if (author !== undefined && author.trim() !== "") return author.trim();

@@ -8,71 +8,15 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { LineReader, readAll } from "../_helpers/lines.ts";
+import { LineReader } from "../_helpers/lines.ts";
 import { readJsonl, startRun, waitForSnapshot } from "../_helpers/live_run.ts";
 import { runCli, spawnCli, waitFor } from "../_helpers/run_cli.ts";
+import { serve } from "../_helpers/serve_process.ts";
 import { longPrompt, makePacket } from "../_helpers/temp_packet.ts";
 
 const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; " +
   "img-src 'self' data:; connect-src 'self'; form-action 'self'; " +
   "frame-ancestors 'none'; base-uri 'none'; object-src 'none'";
-
-const URL_LINE =
-  /^dashboard: (http:\/\/127\.0\.0\.1:(\d+))\/\?token=([A-Za-z0-9_-]{43})$/;
-
-/** A running `prompt_runner serve`. */
-interface Dashboard extends AsyncDisposable {
-  /** The server's process id. */
-  pid: number;
-  /** `http://127.0.0.1:PORT`. */
-  origin: string;
-  /** The access token. */
-  token: string;
-  /** The cookie header that carries it. */
-  cookie: string;
-  /** Stops the server (SIGTERM) and returns its exit code and stderr. */
-  stop(): Promise<{ code: number; stderr: string }>;
-}
-
-async function serve(
-  args: string[],
-  options: { env?: Record<string, string>; cwd?: string } = {},
-): Promise<Dashboard> {
-  const child = spawnCli(["serve", ...args], options);
-  const lines = new LineReader(child.stdout);
-  const stderr = readAll(child.stderr);
-  const first = await lines.next();
-  const match = URL_LINE.exec(first ?? "");
-  if (match === null) {
-    child.kill("SIGKILL");
-    await child.status;
-    await lines.rest();
-    throw new Error(`no URL line: ${first}\n${await stderr}`);
-  }
-  let stopped: Promise<{ code: number; stderr: string }> | null = null;
-  const stop = (): Promise<{ code: number; stderr: string }> => {
-    stopped ??= (async () => {
-      try {
-        child.kill("SIGTERM");
-      } catch {
-        // Already gone.
-      }
-      await lines.rest();
-      return { code: (await child.status).code, stderr: await stderr };
-    })();
-    return stopped;
-  };
-  return {
-    pid: child.pid,
-    origin: match[1]!,
-    token: match[3]!,
-    cookie: `pr_token=${match[3]}`,
-    stop,
-    async [Symbol.asyncDispose](): Promise<void> {
-      await stop();
-    },
-  };
-}
 
 /** The RootKey of a state root that is not a workspace's. */
 async function rootKey(stateRoot: string): Promise<string> {
@@ -191,7 +135,7 @@ Deno.test("serve prints the URL line first, refuses a missing or wrong token wit
   const wrong = await get(`${origin}/?token=${"x".repeat(43)}`);
   assert.equal(wrong.response.status, 401);
   const wrongCookie = await get(`${origin}/`, {
-    headers: { cookie: `pr_token=${token.slice(1)}x` },
+    headers: { cookie: `${cookie.split("=")[0]}=${token.slice(1)}x` },
   });
   assert.equal(wrongCookie.response.status, 401);
 
@@ -201,7 +145,9 @@ Deno.test("serve prints the URL line first, refuses a missing or wrong token wit
   assert.equal(entry.response.headers.get("location"), "/");
   assert.equal(
     entry.response.headers.get("set-cookie"),
-    `pr_token=${token}; HttpOnly; SameSite=Strict; Path=/`,
+    `pr_token_${
+      new URL(origin).port
+    }=${token}; HttpOnly; SameSite=Strict; Path=/`,
   );
   const page = await get(`${origin}/`, { headers: { cookie } });
   assert.equal(page.response.status, 200);

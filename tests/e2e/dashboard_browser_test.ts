@@ -395,10 +395,13 @@ Deno.test({
     const login = await get(`/?token=${server.token}`);
     assert.equal(login.status, 303);
     const setCookie = login.headers.get("set-cookie") ?? "";
-    assert.match(setCookie, new RegExp(`^pr_token=${server.token};`));
+    assert.match(
+      setCookie,
+      new RegExp(`^pr_token_${server.port}=${server.token};`),
+    );
     assert.match(setCookie, /HttpOnly/i);
     assert.match(setCookie, /SameSite=Strict/i);
-    const cookie = `pr_token=${server.token}`;
+    const cookie = `pr_token_${server.port}=${server.token}`;
     assert.equal((await get("/", cookie)).status, 200);
     const post = async (origin: string | null): Promise<number> => {
       const response = await fetch(`${server.origin}${runPath}/steer`, {
