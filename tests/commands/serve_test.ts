@@ -673,14 +673,16 @@ Deno.test("serve shares one follower per run among its streams; a stream behind 
   )}/${snapshot.run_id}/events`;
   // Each follower holds the events file open.
   const eventsFile = join(packet.stateRoot, "control", "events.jsonl");
-  const followers = async (): Promise<number> => {
+  const openFiles = async (): Promise<string[]> => {
     const output = await new Deno.Command("ls", {
       args: ["-l", `/proc/${pid}/fd`],
       stdout: "piped",
     }).output();
-    return new TextDecoder().decode(output.stdout).split("\n")
-      .filter((line) => line.endsWith(` -> ${eventsFile}`)).length;
+    return new TextDecoder().decode(output.stdout).split("\n");
   };
+  const followers = async (): Promise<number> =>
+    (await openFiles()).filter((line) => line.endsWith(` -> ${eventsFile}`))
+      .length;
   const near = Number(snapshot.last_seq) - 3;
   const stream = (headers: Record<string, string>, query = "") =>
     readEvents(`${url}${query}`, cookie, headers, () => false);
@@ -696,7 +698,13 @@ Deno.test("serve shares one follower per run among its streams; a stream behind 
     stream({}, `?after=${near + 1}`),
   );
   await new Promise((resolve) => setTimeout(resolve, 500));
-  assert.equal(await followers(), 1, "no follower of their own");
+  // What the server holds open, to tell whose a second follower is.
+  const held = await openFiles();
+  assert.equal(
+    held.filter((line) => line.endsWith(` -> ${eventsFile}`)).length,
+    1,
+    `no follower of their own; the server holds:\n${held.join("\n")}`,
+  );
   // Two far behind: read on their own, then join.
   const behind = [stream({}), stream({ "last-event-id": "1000" })];
   const [a, b, c, full, fromMid] = await Promise.all([...tails, ...behind]);
