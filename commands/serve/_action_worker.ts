@@ -8,19 +8,7 @@
  */
 
 import { serveCall } from "../control/_worker.ts";
-import {
-  type ActionFields,
-  type ActionName,
-  type ActionTarget,
-  runAction,
-} from "./_run_action.ts";
-
-/** What the main thread sends: the action, its form's fields, its target. */
-export interface ActionCall {
-  action: ActionName;
-  fields: ActionFields;
-  target: ActionTarget;
-}
+import { type ActionCall, runAction } from "./_run_action.ts";
 
 serveCall(async (request) => {
   const { action, fields, target } = request as ActionCall;

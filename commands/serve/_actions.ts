@@ -12,8 +12,8 @@
 
 import { PromptRunnerError } from "../../mod.ts";
 import { callConfined } from "../control/_confined.ts";
-import type { ActionCall } from "./_action_worker.ts";
 import type {
+  ActionCall,
   ActionFields,
   ActionName,
   ActionResult,

@@ -30,6 +30,20 @@ export const ACTION_NAMES = ["steer", "view", "amend", "relax"] as const;
 /** An action's name. */
 export type ActionName = typeof ACTION_NAMES[number];
 
+/**
+ * What the main thread sends the action's worker: the action, its form's
+ * fields, its target. Kept here, not in the worker's module, so that the
+ * main thread never loads that module.
+ */
+export interface ActionCall {
+  /** The action. */
+  action: ActionName;
+  /** Its form's fields. */
+  fields: ActionFields;
+  /** Its run and author. */
+  target: ActionTarget;
+}
+
 /** How long a post waits for the plane's decision. */
 const DECISION_MS = 5_000;
 
