@@ -28,12 +28,12 @@
 // Running a packet.
 export {
   type PromptOutcome,
-  type PromptStatus,
   type RunOutput,
   runPacket,
   type RunPacketOptions,
   type RunResult,
 } from "./lib/runner/mod.ts";
+export type { PromptStatus } from "./lib/status/mod.ts";
 
 // Watching a run.
 export {
@@ -76,7 +76,7 @@ export {
   type ContractView,
   relax,
   type RelaxOptions,
-} from "./lib/runner/mod.ts";
+} from "./lib/contract/mod.ts";
 export type { AmendmentPhase, AmendmentRecord } from "./lib/control/mod.ts";
 export type {
   AgentOptions,
@@ -90,7 +90,7 @@ export type {
   RecoveryConfig,
   RepoConfig,
 } from "./lib/packet/mod.ts";
-export type { EnforcedContract } from "./lib/runner/mod.ts";
+export type { EnforcedContract } from "./lib/contract/mod.ts";
 
 // Events, views, and the hooks a run reports to.
 export {
@@ -159,7 +159,7 @@ export {
   type StatusOfOptions,
   type StatusRollup,
   type UnmetItem,
-} from "./lib/runner/mod.ts";
+} from "./lib/status/mod.ts";
 export { currentSnapshot, eventLineBatches } from "./lib/control/mod.ts";
 export { CLAUSES, loadPacket } from "./lib/packet/mod.ts";
 export { DEFAULT_VIEW } from "./lib/shared/mod.ts";

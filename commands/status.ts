@@ -18,7 +18,7 @@ import {
   type RunState,
   type StatusRollup,
   statusRollup,
-} from "../lib/runner/mod.ts";
+} from "../lib/status/mod.ts";
 import {
   paint,
   stripAnsi,

@@ -1,8 +1,9 @@
 /**
  * The shape of the code base is a claim the issues make: no file in lib/
  * over 400 lines, no import cycle, and the layering (shared ← packet,
- * verify, providers, render, control ← workspace ← runner ← commands ←
- * main). These tests read the sources and fail when the claim breaks.
+ * verify, providers, render, control ← workspace ← status ← contract ←
+ * runner ← commands ← main). These tests read the sources and fail when
+ * the claim breaks.
  */
 
 import assert from "node:assert/strict";
@@ -20,6 +21,21 @@ const ALLOWED: Record<string, string[]> = {
   "lib/render": ["lib/shared"],
   "lib/control": ["lib/shared"],
   "lib/workspace": ["lib/shared", "lib/packet", "lib/control"],
+  // The state file and where runs stand: read by the contract and the runner.
+  "lib/status": [
+    "lib/shared",
+    "lib/packet",
+    "lib/verify",
+    "lib/providers",
+    "lib/control",
+  ],
+  "lib/contract": [
+    "lib/shared",
+    "lib/packet",
+    "lib/control",
+    "lib/workspace",
+    "lib/status",
+  ],
   "lib/runner": [
     "lib/shared",
     "lib/packet",
@@ -28,6 +44,8 @@ const ALLOWED: Record<string, string[]> = {
     "lib/render",
     "lib/control",
     "lib/workspace",
+    "lib/status",
+    "lib/contract",
   ],
 };
 

@@ -6,7 +6,7 @@
  */
 
 import { resolve } from "node:path";
-import type { AmendTarget } from "../../lib/runner/mod.ts";
+import type { AmendTarget } from "../../lib/contract/mod.ts";
 import { isDirectory, UsageError } from "../../lib/shared/mod.ts";
 import {
   isWorkspaceId,

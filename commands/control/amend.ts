@@ -5,7 +5,7 @@
  * @module
  */
 
-import { amend, relax } from "../../lib/runner/mod.ts";
+import { amend, relax } from "../../lib/contract/mod.ts";
 import type { AmendmentRecord } from "../../lib/control/mod.ts";
 import { paint, terminalSafe, terminalSafeData } from "../../lib/render/mod.ts";
 import { UsageError } from "../../lib/shared/mod.ts";

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { contract } from "../../lib/runner/mod.ts";
+import { contract } from "../../lib/contract/mod.ts";
 import { paint, terminalSafe, terminalSafeData } from "../../lib/render/mod.ts";
 import { parseCommandArgs, stringFlag } from "../_args.ts";
 import { CONTROL_CONTRACT_INFO } from "./_help.ts";

@@ -8,7 +8,7 @@
 
 import { paint, type Style } from "../../lib/render/ansi.ts";
 import { formatDuration } from "../control/status.ts";
-import type { StatusRollup } from "../../lib/runner/mod.ts";
+import type { StatusRollup } from "../../lib/status/mod.ts";
 
 /** The human words for a run's status (DESIGN §10). */
 export const RUN_WORDS: Record<StatusRollup["run"]["status"], string> = {

@@ -28,7 +28,7 @@ import {
 } from "../shared/process_tree.ts";
 import { hostname } from "../shared/run_lock.ts";
 import type { RunContext } from "./_run_context.ts";
-import type { AgentRecord, AttemptRecord } from "./state_file.ts";
+import type { AgentRecord, AttemptRecord } from "../status/state_file.ts";
 
 /** How long a left agent has after SIGTERM before SIGKILL. */
 const STOP_GRACE_MS = 3000;

@@ -25,7 +25,7 @@ import {
   type RunState,
   STATE_FILE,
   writeState,
-} from "./state_file.ts";
+} from "../status/state_file.ts";
 import { SteerQueue } from "./steer_queue.ts";
 
 /** The shared state of one run, handed to its parts. */

@@ -13,13 +13,16 @@ import type { VerifyReport } from "../verify/report.ts";
 import { verifyContract } from "../verify/verify_contract.ts";
 import { probeGitChanges, probesDiffer } from "./_git_probe.ts";
 import type { RunContext } from "./_run_context.ts";
-import { currentContract, type EnforcedContract } from "./enforced_contract.ts";
+import {
+  currentContract,
+  type EnforcedContract,
+} from "../contract/enforced_contract.ts";
 import type { PlannedPrompt } from "./plan_run.ts";
 import { decideOutcome, type RecoveryDecision } from "./recovery_policy.ts";
 import { buildRepairPrompt } from "./repair_prompt.ts";
 import type { PromptOutcome } from "./run_options.ts";
 import { driveSession } from "./session_driver.ts";
-import type { AttemptRecord, PromptState } from "./state_file.ts";
+import type { AttemptRecord, PromptState } from "../status/state_file.ts";
 
 /**
  * Runs a prompt's attempts until the recovery policy settles it.

@@ -1,6 +1,6 @@
 /**
- * The runner: plans and runs a packet, records state, and exposes the hooks
- * the control plane plugs into.
+ * The runner: plans and runs a packet, and reports to the hooks the control
+ * plane plugs into.
  *
  * @module
  */
@@ -12,43 +12,3 @@ export {
   type RunPacketOptions,
   type RunResult,
 } from "./run_packet.ts";
-export {
-  type AttemptRecord,
-  type AttemptStatus,
-  type PromptState,
-  type PromptStatus,
-  readState,
-  type RunState,
-} from "./state_file.ts";
-export {
-  amend,
-  type AmendOptions,
-  relax,
-  type RelaxOptions,
-} from "./amend_contract.ts";
-export type { AmendTarget } from "./amendment_target.ts";
-export {
-  contract,
-  type ContractDiffEntry,
-  type ContractView,
-} from "./contract_view.ts";
-export {
-  type EnforcedContract,
-  enforcedContract,
-} from "./enforced_contract.ts";
-export { type GatherOptions, gatherStatus } from "./gather_status.ts";
-export {
-  type LastAmendment,
-  type LastEvent,
-  type LastSteer,
-  type RunWord,
-  type StatusInputs,
-  type StatusRollup,
-  type UnmetItem,
-} from "./status_types.ts";
-export { statusRollup } from "./status_rollup.ts";
-export {
-  type StatusLocation,
-  statusOf,
-  type StatusOfOptions,
-} from "./status_of.ts";

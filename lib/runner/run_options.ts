@@ -9,8 +9,8 @@ import type { AttemptMode } from "../providers/provider.ts";
 import type { RunEvent, RunStatus } from "../shared/events.ts";
 import type { RunHooks } from "../shared/run_hooks.ts";
 import type { ViewSettings } from "../shared/view.ts";
-import type { EnforcedContract } from "./enforced_contract.ts";
-import type { PromptStatus } from "./state_file.ts";
+import type { EnforcedContract } from "../contract/enforced_contract.ts";
+import type { PromptStatus } from "../status/state_file.ts";
 
 /** Where a run writes what it renders. */
 export interface RunOutput {

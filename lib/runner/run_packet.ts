@@ -22,7 +22,7 @@ import { defaultAuthor } from "../control/request.ts";
 import { withSteerLedger } from "../control/steer_ledger.ts";
 import { acquireRunLock, type RunLock } from "../shared/run_lock.ts";
 import { lockWorkspaceRoot } from "./_lock_workspace_root.ts";
-import { readState } from "./state_file.ts";
+import { readState } from "../status/state_file.ts";
 import { environmentFailure } from "./_environment_failure.ts";
 import { RunContext } from "./_run_context.ts";
 import { runAttempts } from "./attempt_loop.ts";

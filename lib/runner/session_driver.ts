@@ -17,7 +17,7 @@ import type {
 } from "../providers/provider.ts";
 import type { ProviderEvent } from "../shared/events.ts";
 import type { RunContext } from "./_run_context.ts";
-import type { AttemptUsage } from "./state_file.ts";
+import type { AttemptUsage } from "../status/state_file.ts";
 import { UsageTally } from "./usage_tally.ts";
 import { join } from "node:path";
 import { ensurePrivateDir } from "../shared/private_files.ts";

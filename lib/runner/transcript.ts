@@ -15,7 +15,7 @@ import {
   writeAll,
 } from "../shared/files.ts";
 import { environmentFailure } from "./_environment_failure.ts";
-import type { AttemptRecord } from "./state_file.ts";
+import type { AttemptRecord } from "../status/state_file.ts";
 
 /** Buffered text is written once this many characters wait. */
 const FLUSH_CHARS = 64 * 1024;

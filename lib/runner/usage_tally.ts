@@ -5,7 +5,7 @@
  */
 
 import type { ProviderEvent } from "../shared/events.ts";
-import type { AttemptUsage } from "./state_file.ts";
+import type { AttemptUsage } from "../status/state_file.ts";
 
 /**
  * Sums what each session of an attempt reported: a session's

@@ -10,7 +10,7 @@ import { isTempName } from "./private_files.ts";
 
 /**
  * What prompt_runner makes at the top of a state root, and of which kind:
- * the run lock and state (`run_lock.ts`, `runner/state_file.ts`), a
+ * the run lock and state (`run_lock.ts`, `status/state_file.ts`), a
  * workspace's tag (`workspace/registry.ts`), the control plane and the
  * steers and amendments (`control/paths.ts`), transcripts
  * (`runner/transcript.ts`) and the agents' temporary directories

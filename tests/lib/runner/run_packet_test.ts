@@ -1,10 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import {
-  readState,
-  runPacket,
-  type RunResult,
-} from "../../../lib/runner/mod.ts";
+import { runPacket, type RunResult } from "../../../lib/runner/mod.ts";
+import { readState } from "../../../lib/status/mod.ts";
 import type {
   BoundaryCommand,
   RunEvent,

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { readState, runPacket } from "../../../lib/runner/mod.ts";
+import { runPacket } from "../../../lib/runner/mod.ts";
+import { readState } from "../../../lib/status/mod.ts";
 import type {
   BoundaryCommand,
   RunEvent,

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Transcript } from "../../../lib/runner/transcript.ts";
-import type { AttemptRecord } from "../../../lib/runner/state_file.ts";
+import type { AttemptRecord } from "../../../lib/status/state_file.ts";
 import type { RunEvent } from "../../../lib/shared/mod.ts";
 import { withTempDir } from "../../_helpers/temp_dir.ts";
 

@@ -13,7 +13,7 @@ import {
   STATE_ROOT_ENTRIES,
 } from "../../../lib/shared/state_root_entries.ts";
 import { LOCK_FILE } from "../../../lib/shared/run_lock.ts";
-import { STATE_FILE } from "../../../lib/runner/state_file.ts";
+import { STATE_FILE } from "../../../lib/status/state_file.ts";
 import { STATE_ROOT_TAG } from "../../../lib/workspace/registry.ts";
 import { controlPaths } from "../../../lib/control/paths.ts";
 import { withTempDir } from "../../_helpers/temp_dir.ts";

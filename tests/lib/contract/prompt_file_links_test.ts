@@ -8,11 +8,11 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { amend, relax } from "../../../lib/runner/amend_contract.ts";
-import { resolvePrompt } from "../../../lib/runner/amendment_target.ts";
-import { contract } from "../../../lib/runner/contract_view.ts";
+import { amend, relax } from "../../../lib/contract/amend_contract.ts";
+import { resolvePrompt } from "../../../lib/contract/amendment_target.ts";
+import { contract } from "../../../lib/contract/contract_view.ts";
 import { runPacket } from "../../../lib/runner/mod.ts";
-import { recordAmendment } from "../../../lib/runner/record_amendment.ts";
+import { recordAmendment } from "../../../lib/contract/record_amendment.ts";
 import { LinkRefusedError, pathExists } from "../../../lib/shared/mod.ts";
 import {
   linkOutOfPacket,

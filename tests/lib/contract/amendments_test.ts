@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { amend, relax } from "../../../lib/runner/amend_contract.ts";
-import { amendmentPhase } from "../../../lib/runner/amendment_phase.ts";
-import { contract } from "../../../lib/runner/contract_view.ts";
+import { amend, relax } from "../../../lib/contract/amend_contract.ts";
+import { amendmentPhase } from "../../../lib/contract/amendment_phase.ts";
+import { contract } from "../../../lib/contract/contract_view.ts";
 import { runPacket } from "../../../lib/runner/mod.ts";
 import {
   LinkRefusedError,

@@ -6,7 +6,7 @@
  */
 
 import type { AmendmentPhase } from "../control/amendment_log.ts";
-import { readState } from "./state_file.ts";
+import { readState } from "../status/state_file.ts";
 
 /**
  * The phase of an amendment made now, from the prompt's verification history

@@ -11,7 +11,7 @@ import {
   type RunState,
   type StatusInputs,
   statusRollup,
-} from "../../../lib/runner/mod.ts";
+} from "../../../lib/status/mod.ts";
 
 const RUN = "20261130T120000000Z-abcdefghij";
 const NOW = Date.parse("2026-11-30T12:00:10.000Z");

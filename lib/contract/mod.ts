@@ -1,0 +1,25 @@
+/**
+ * A prompt's contract after the packet: the contract a verification
+ * enforces (the prompt file's `verify:` with the state root's amendments),
+ * `amend` and `relax` (recorded, and with `persist` written into the prompt
+ * file), and the contract view `control contract` shows.
+ *
+ * @module
+ */
+
+export {
+  amend,
+  type AmendOptions,
+  relax,
+  type RelaxOptions,
+} from "./amend_contract.ts";
+export type { AmendTarget } from "./amendment_target.ts";
+export {
+  contract,
+  type ContractDiffEntry,
+  type ContractView,
+} from "./contract_view.ts";
+export {
+  type EnforcedContract,
+  enforcedContract,
+} from "./enforced_contract.ts";
