@@ -17,7 +17,8 @@ import {
 import { relative, resolve } from "node:path";
 import { currentRun, snapshot } from "../lib/control/mod.ts";
 import { loadPacket } from "../lib/packet/mod.ts";
-import { runPacket } from "../lib/runner/mod.ts";
+import { openPlane } from "../lib/control/plane.ts";
+import { runPacket } from "../lib/runner/run_packet.ts";
 import {
   checkRunId,
   EnvironmentError,
@@ -250,6 +251,8 @@ async function run(context: CommandContext, argv: string[]): Promise<number> {
       ).state_root,
     );
     const result = await runPacket(packet, {
+      // The CLI's runs report to the file control plane in their state root.
+      plane: openPlane,
       ...(runId === undefined ? {} : { runId }),
       async warn(message: string): Promise<void> {
         await context.stderr.line(`warning: ${message}`).catch(() => {});

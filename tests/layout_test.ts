@@ -120,6 +120,45 @@ Deno.test("lib areas import only the layers below them, and lib never imports co
   assert.deepEqual(wrong, []);
 });
 
+Deno.test("every lib area has a mod.ts and a row in the layering table", async () => {
+  const areas: string[] = [];
+  for await (const entry of Deno.readDir(join(ROOT, "lib"))) {
+    if (entry.isDirectory) areas.push(`lib/${entry.name}`);
+  }
+  assert.deepEqual(areas.sort(), Object.keys(ALLOWED).sort());
+  for (const dir of areas) {
+    assert.ok(files.includes(`${dir}/mod.ts`), `${dir} has no mod.ts`);
+  }
+});
+
+Deno.test("the runner builds no control plane: only its mod.ts passes the file plane in", async () => {
+  const builders: string[] = [];
+  for (const file of files.filter((f) => f.startsWith("lib/runner/"))) {
+    if ((await importsOf(file)).includes("lib/control/plane.ts")) {
+      builders.push(file);
+    }
+  }
+  assert.deepEqual(builders, ["lib/runner/mod.ts"]);
+});
+
+Deno.test("the contract and status work live in their own areas, not in lib/runner/", () => {
+  const strays = files.filter((f) =>
+    f.startsWith("lib/runner/") &&
+    /(amend|contract|status|state_file|hold_prompt)/.test(f)
+  );
+  assert.deepEqual(strays, []);
+  for (
+    const name of [
+      "lib/contract/enforced_contract.ts",
+      "lib/contract/amend_contract.ts",
+      "lib/contract/record_amendment.ts",
+      "lib/status/status_rollup.ts",
+      "lib/status/gather_status.ts",
+      "lib/status/status_of.ts",
+    ]
+  ) assert.ok(files.includes(name), name);
+});
+
 Deno.test("no import cycle among lib/, commands/, main.ts and mod.ts", async () => {
   const graph = new Map<string, string[]>();
   for (const file of files) {

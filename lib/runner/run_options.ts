@@ -7,7 +7,7 @@
 import type { Contract } from "../packet/contract.ts";
 import type { AttemptMode } from "../providers/provider.ts";
 import type { RunEvent, RunStatus } from "../shared/events.ts";
-import type { RunHooks } from "../shared/run_hooks.ts";
+import type { RunHooks, RunOpened, RunOpenInfo } from "../shared/run_hooks.ts";
 import type { ViewSettings } from "../shared/view.ts";
 import type { EnforcedContract } from "../contract/enforced_contract.ts";
 import type { PromptStatus } from "../status/state_file.ts";
@@ -51,8 +51,18 @@ export interface RunPacketOptions {
   signal?: AbortSignal;
   /** Where rendered text (or NDJSON) goes; nowhere when absent. */
   output?: RunOutput;
-  /** The control plane's hooks. */
+  /**
+   * The hooks the run reports to, instead of a plane: nothing is opened and
+   * `plane` is not used.
+   */
   hooks?: RunHooks;
+  /**
+   * Opens the control plane a run with a state root reports to (the file
+   * plane's `openPlane`). The runner never builds a plane itself: without
+   * `hooks` and `plane` a run has no control plane. The public `runPacket`
+   * passes the file plane.
+   */
+  plane?: OpenPlane;
   /** Where warnings go (a control directory that cannot be written). */
   warn?: (message: string) => void | Promise<void>;
   /** Called for every event, after the hooks observed it. */
@@ -69,6 +79,16 @@ export interface RunPacketOptions {
   /** A random source for retry jitter (tests pin it). */
   random?: () => number;
 }
+
+/**
+ * Opens a run's control plane in its state root: the hooks the run reports
+ * to, and what an earlier process of the same run id left.
+ */
+export type OpenPlane = (
+  stateRoot: string,
+  info: RunOpenInfo,
+  options: { warn?: (message: string) => void | Promise<void> },
+) => Promise<RunHooks & { readonly opened: RunOpened }>;
 
 /** One prompt's outcome in a run. */
 export interface PromptOutcome {

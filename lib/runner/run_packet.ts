@@ -17,7 +17,6 @@ import { checkRunId, newId } from "../shared/new_id.ts";
 import { DEFAULT_VIEW } from "../shared/view.ts";
 import { type PlannedPrompt, planRun } from "./plan_run.ts";
 import type { RunOpened } from "../shared/run_hooks.ts";
-import { openPlane } from "../control/plane.ts";
 import { defaultAuthor } from "../control/request.ts";
 import { withSteerLedger } from "../control/steer_ledger.ts";
 import { acquireRunLock, type RunLock } from "../shared/run_lock.ts";
@@ -116,11 +115,15 @@ class PacketRun {
         started_by: await defaultAuthor(),
       };
       let opened: RunOpened | undefined;
-      if (ctx.options.hooks === undefined && ctx.stateRoot !== null) {
+      const openPlane = ctx.options.plane;
+      if (
+        ctx.options.hooks === undefined && ctx.stateRoot !== null &&
+        openPlane !== undefined
+      ) {
         const plane = await openPlane(ctx.stateRoot, info, {
           ...(ctx.options.warn ? { warn: ctx.options.warn } : {}),
         });
-        ctx.hooks = plane;
+        ctx.hooks = withSteerLedger(plane);
         opened = plane.opened;
       } else {
         opened = await ctx.hooks.open?.(info);
@@ -330,49 +333,15 @@ class PacketRun {
 /**
  * Runs a packet: each selected prompt in dependency order, with attempts,
  * failure-resume, verification and recovery (retry, repair), fail-fast.
- * Events go to the hooks, `onEvent` and the output; state goes to the state
- * root (`state.json`, `logs/`, `run.lock`) unless the run is in-memory.
- *
- * Requires `--allow-read`, `--allow-write` (the state root and the
- * workspace), `--allow-run` (git and verify commands), `--allow-env` and
- * `--allow-sys=hostname,uid`.
+ * Events go to `options.hooks`, or to the control plane `options.plane`
+ * opens (the runner builds none), then to `onEvent` and the output; state
+ * goes to the state root unless the run is in-memory. The public
+ * `runPacket` (`lib/runner/mod.ts`) is this with the file plane.
  *
  * @param packet A packet directory, or a loaded packet.
- * @param options Selection, provider, view, state root, output and hooks.
- * @returns How the run ended and each prompt's outcome. A failed prompt is
- * a result, not an exception.
- * @throws {NotFoundError} for a missing packet, prompt id or repo.
- * @throws {UsageError} for an invalid packet or an unavailable provider.
- * @throws {StateError} when another live run holds the state root, or an
- * agent CLI a killed runner left running cannot be stopped.
- *
- * @example Usage
- * ```ts
- * import { runPacket } from "@prompt-runner/prompt-runner";
- * import assert from "node:assert/strict";
- *
- * const dir = await Deno.makeTempDir();
- * await Deno.mkdir(`${dir}/prompts`);
- * await Deno.writeTextFile(
- *   `${dir}/prompt_runner_packet.md`,
- *   "---\nname: hello\nprovider: simulated\n---\n",
- * );
- * await Deno.writeTextFile(
- *   `${dir}/prompts/01_greet.prompt.md`,
- *   [
- *     "---",
- *     "verify: {files_exist: [HELLO.md]}",
- *     "simulate:",
- *     "  attempts:",
- *     "    - writes: [{path: HELLO.md, text: hi}]",
- *     "---",
- *     "Write HELLO.md.",
- *   ].join("\n"),
- * );
- * const result = await runPacket(dir, { stateRoot: null });
- * assert.equal(result.status, "completed");
- * await Deno.remove(dir, { recursive: true });
- * ```
+ * @param options Selection, provider, view, state root, output, hooks and
+ * plane.
+ * @returns How the run ended and each prompt's outcome.
  */
 export async function runPacket(
   packet: string | Packet,
