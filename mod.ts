@@ -27,6 +27,7 @@
 
 // Running a packet.
 export {
+  type OpenPlane,
   type PromptOutcome,
   type RunOutput,
   runPacket,
