@@ -15,7 +15,7 @@ import { resolve } from "../lib/shared/posix_path.ts";
 import {
   gatherStatus,
   type PromptState,
-  type RunState,
+  type StateFile,
   type StatusRollup,
   statusRollup,
 } from "../lib/status/mod.ts";
@@ -65,7 +65,7 @@ function pad(text: string, width: number): string {
 /** One line per prompt of the packet: its status, this run's attempts, its verifier. */
 function promptLines(
   packet: Packet,
-  state: RunState,
+  state: StateFile,
   rollup: StatusRollup,
 ): string[] {
   const lines: string[] = [];

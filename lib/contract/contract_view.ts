@@ -11,7 +11,7 @@ import type {
 } from "../control/amendment_log.ts";
 import { type Contract, describeEntry } from "../packet/contract.ts";
 import { type AmendTarget, resolvePrompt } from "./amendment_target.ts";
-import { currentContract } from "./enforced_contract.ts";
+import { promptContract } from "./enforced_contract.ts";
 
 /** One line of a contract diff. */
 export interface ContractDiffEntry {
@@ -112,7 +112,7 @@ export async function contract(
   promptId: string,
 ): Promise<ContractView> {
   const { packet, prompt, stateRoot } = await resolvePrompt(target, promptId);
-  const current = await currentContract(prompt, {
+  const current = await promptContract(prompt, {
     stateRoot,
     repos: packet.repos.map((repo) => repo.name),
     packetDir: packet.dir,

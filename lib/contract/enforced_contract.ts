@@ -26,8 +26,8 @@ export interface EnforcedContract {
   amendments_file: string | null;
 }
 
-/** Options for {@linkcode currentContract}. */
-export interface CurrentContractOptions {
+/** Options for {@linkcode promptContract}. */
+export interface PromptContractOptions {
   /** The state root whose amendments apply; `null` for none (an in-memory run). */
   stateRoot: string | null;
   /** The repo names the packet declares (contract entries may name them). */
@@ -37,7 +37,7 @@ export interface CurrentContractOptions {
 }
 
 /** A prompt's contract as it stands at one moment, and what it was made from. */
-export interface CurrentContract extends EnforcedContract {
+export interface PromptContract extends EnforcedContract {
   /** The contract in the prompt file, as read just now. */
   packet: Contract;
   /** Every amendment of the prompt, oldest first (persisted ones included). */
@@ -89,10 +89,10 @@ async function readPromptContract(
  * below the packet directory, is a link.
  * @throws {StateError} when an amendment line is torn or invalid.
  */
-export async function currentContract(
+export async function promptContract(
   prompt: Pick<PromptSpec, "id" | "file">,
-  options: CurrentContractOptions,
-): Promise<CurrentContract> {
+  options: PromptContractOptions,
+): Promise<PromptContract> {
   const { stateRoot, repos, packetDir } = options;
   if (stateRoot === null) {
     const packet = await readPromptContract(packetDir, prompt.file, repos);

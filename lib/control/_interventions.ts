@@ -14,14 +14,15 @@ import {
 } from "../shared/files.ts";
 import { type ControlPaths, safeName } from "./paths.ts";
 
-/** One delivered steer, as recorded. */
+/** One delivered steer. */
 export interface InterventionRecord {
   at: string;
   prompt: string;
   attempt: number | null;
   author: string;
   text: string;
-  lane: string | null;
+  /** The provider whose lane delivered it (the line's `lane` field). */
+  provider: string | null;
   delivery: string | undefined;
   run_id: string;
   request_id: string;
@@ -36,7 +37,17 @@ export async function recordIntervention(
   await ensurePrivateDir(dir, { within: paths.root });
   await appendLine(
     join(dir, `${safeName(record.prompt)}.jsonl`),
-    JSON.stringify(record),
+    JSON.stringify({
+      at: record.at,
+      prompt: record.prompt,
+      attempt: record.attempt,
+      author: record.author,
+      text: record.text,
+      lane: record.provider,
+      delivery: record.delivery,
+      run_id: record.run_id,
+      request_id: record.request_id,
+    }),
     { sync: true, within: paths.root },
   );
 }

@@ -50,7 +50,7 @@ export class PlaneContext {
   /** The run's id. */
   runId = "";
   /** The prompt steers go to, while one runs. */
-  current: string | null = null;
+  promptInFlight: string | null = null;
   /** The attempt the snapshot names. */
   attempt: number | null = null;
 
@@ -180,7 +180,7 @@ export class PlaneContext {
       author: "runner",
       outcome: "rejected",
       reason,
-      prompt_id: this.current,
+      prompt_id: this.promptInFlight,
       attempt: this.attempt,
     };
   }

@@ -26,7 +26,7 @@ export interface RequestRunState {
   /** The run's id. */
   run_id: string;
   /** The prompt running (steers go to it), or `null`. */
-  current: string | null;
+  promptInFlight: string | null;
   /** Steers delivered to the current prompt in this run. */
   delivered: number;
   /** Steers accepted for the current prompt and still waiting for their lane. */
@@ -114,7 +114,7 @@ export function decideRequest(
     author,
     outcome: "rejected",
     reason,
-    prompt_id: state.current,
+    prompt_id: state.promptInFlight,
     apply: null,
   });
   if (read.kind === "unreadable") return reject(read.reason, read.command);
@@ -173,7 +173,7 @@ export function decideRequest(
     author,
     outcome,
     reason: null,
-    prompt_id: state.current,
+    prompt_id: state.promptInFlight,
     apply,
   });
   if (command === "set_view") {
@@ -201,7 +201,7 @@ export function decideRequest(
     if (text === "") {
       return reject("empty steer: it has no text", command, params, author);
     }
-    const current = state.current;
+    const current = state.promptInFlight;
     if (current === null) {
       return reject(
         "no prompt is running, so there is nothing to steer",

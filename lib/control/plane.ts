@@ -171,10 +171,10 @@ export class ControlPlane implements RunHooks {
     if (this.#disabled) return;
     this.#events.flush();
     const ctx = this.#ctx;
-    if (ctx.current !== info.prompt_id) {
+    if (ctx.promptInFlight !== info.prompt_id) {
       this.#ledger.dropPending(info.prompt_id);
     }
-    ctx.current = info.prompt_id;
+    ctx.promptInFlight = info.prompt_id;
     ctx.attempt = info.attempt;
     this.#writer.promptStarted();
     Object.assign(this.#writer.snapshot, {
@@ -201,8 +201,8 @@ export class ControlPlane implements RunHooks {
     this.#writer.fold(event);
     if (
       (event.type === "prompt_completed" || event.type === "prompt_failed") &&
-      event.prompt_id === this.#ctx.current
-    ) this.#ctx.current = null;
+      event.prompt_id === this.#ctx.promptInFlight
+    ) this.#ctx.promptInFlight = null;
     return Promise.resolve();
   }
 
@@ -243,7 +243,7 @@ export class ControlPlane implements RunHooks {
             attempt: result.attempt,
             author: steer.author,
             text: steer.text,
-            lane: result.provider,
+            provider: result.provider,
             delivery: result.delivery,
             run_id: ctx.runId,
             request_id: steer.request_id,
@@ -341,7 +341,7 @@ export class ControlPlane implements RunHooks {
         `cannot finish unsettled steers: ${errorText(error)}`,
       );
     }
-    this.#ctx.current = null;
+    this.#ctx.promptInFlight = null;
     await this.#events.close();
   }
 }

@@ -204,12 +204,16 @@ export class RequestInbox {
     }
     const read = await ctx.guard(() => readRequestFile(ctx.paths, name));
     if (read === null) return null;
-    const current = ctx.current;
+    const promptInFlight = ctx.promptInFlight;
     let verdict = decideRequest(name, read, {
       run_id: ctx.runId,
-      current,
-      delivered: current === null ? 0 : this.#ledger.count(current),
-      pending: current === null ? 0 : this.#ledger.pending(current),
+      promptInFlight,
+      delivered: promptInFlight === null
+        ? 0
+        : this.#ledger.count(promptInFlight),
+      pending: promptInFlight === null
+        ? 0
+        : this.#ledger.pending(promptInFlight),
       max_steers: this.#maxSteers(),
     });
     if (ended !== null && verdict.outcome !== "rejected") {

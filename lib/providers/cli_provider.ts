@@ -214,7 +214,6 @@ export function createCliProvider(profile: CliProfile): Provider {
   return {
     name: profile.name,
     defaultModel: profile.defaultModel,
-    checkScript: () => null,
     start: (request) => launch(request, null),
     resume: (meta: SessionMeta, request: ResumeRequest) => {
       if (!meta.session_id) {

@@ -53,7 +53,6 @@
  * const echo: Provider = {
  *   name: "echo",
  *   defaultModel: "echo",
- *   checkScript: () => null,
  *   start: (request) => Promise.resolve(echoSession(request)),
  *   resume: (_meta, request) => Promise.resolve(echoSession(request)),
  * };
@@ -61,7 +60,7 @@
  * const session = await echo.start({
  *   prompt_id: "01", attempt: 1, ordinal: 1, mode: "run", text: "hi",
  *   cwd: ".", repos: {}, model: null, agent: DEFAULT_AGENT_OPTIONS,
- *   max_steers: 3, tmpdir: null, script: null,
+ *   max_steers: 3, tmpdir: null,
  *   signal: new AbortController().signal,
  * });
  * const types: string[] = [];
@@ -112,8 +111,6 @@ export interface SessionRequest {
    * a line of its output that is not an event); never throws.
    */
   note?: (text: string) => void;
-  /** The simulated provider's script (other providers ignore it). */
-  script: unknown;
   /** Aborted when the run is interrupted. */
   signal: AbortSignal;
 }
@@ -222,12 +219,6 @@ export interface Provider {
   readonly name: string;
   /** The model used when a packet names none. */
   readonly defaultModel: string;
-  /**
-   * Checks a prompt's provider-specific settings before a run starts.
-   *
-   * @returns A problem in words, or `null` when the prompt is fine.
-   */
-  checkScript(script: unknown): string | null;
   /**
    * Starts a session for an attempt: the agent runs `request.text` in
    * `request.cwd`. Resolves once the session is live (its events may still

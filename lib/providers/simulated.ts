@@ -12,6 +12,7 @@ import { sleep } from "../shared/sleep.ts";
 import {
   EMPTY_STEP,
   parseSimulatedScript,
+  type SimulatedSteerInput,
   type SimulatedStep,
 } from "./simulated_script.ts";
 import type {
@@ -148,13 +149,13 @@ class SimulatedSession implements Session {
 
   constructor(
     meta: SessionMeta,
-    lane: "resume" | "stdin",
+    steerInput: SimulatedSteerInput,
     queue: ProviderEvent[],
     delayMs: number,
     signal: AbortSignal,
   ) {
     this.meta = meta;
-    this.acceptsInputAfterStart = lane === "stdin";
+    this.acceptsInputAfterStart = steerInput === "stdin";
     this.#queue = queue;
     this.#delayMs = delayMs;
     this.#signal = signal;
@@ -216,12 +217,58 @@ function quoteSteer(text: string): ProviderEvent {
   };
 }
 
+/** A session request for the simulated provider: the script it plays too. */
+export interface SimulatedRequest extends SessionRequest {
+  /** A prompt's `simulate:` script; absent: the provider's own. */
+  script?: unknown;
+}
+
+/** A resume request for the simulated provider: the script it plays too. */
+export interface SimulatedResumeRequest extends ResumeRequest {
+  /** A prompt's `simulate:` script; absent: the provider's own. */
+  script?: unknown;
+}
+
+/**
+ * The simulated provider's own interface: a provider that plays a prompt's
+ * `simulate:` script, which only it reads.
+ */
+export interface SimulatedProvider extends Provider {
+  /** Always `simulated`. */
+  readonly name: "simulated";
+  /**
+   * Checks a prompt's `simulate:` script before a run starts.
+   *
+   * @returns A problem in words, or `null` when the script is fine.
+   */
+  checkScript(script: unknown): string | null;
+  /** The same provider playing `script` in every session it starts. */
+  withScript(script: unknown): SimulatedProvider;
+  /** Starts a session playing the request's script, else the provider's. */
+  start(request: SimulatedRequest): Promise<Session>;
+  /** Resumes a session playing the request's script, else the provider's. */
+  resume(meta: SessionMeta, request: SimulatedResumeRequest): Promise<Session>;
+}
+
+/** Whether `provider` is the simulated one (and takes a script). */
+export function isSimulatedProvider(
+  provider: Provider,
+): provider is SimulatedProvider {
+  return provider.name === "simulated" &&
+    typeof (provider as Partial<SimulatedProvider>).withScript === "function";
+}
+
 /**
  * Creates the simulated provider.
  *
+ * @param own The script a session plays when its request names none.
  * @returns A provider that plays `simulate:` scripts.
  */
-export function createSimulatedProvider(): Provider {
+export function createSimulatedProvider(
+  own: unknown = null,
+): SimulatedProvider {
+  const scriptOf = (request: { script?: unknown }): unknown =>
+    request.script === undefined ? own : request.script;
   return {
     name: "simulated",
     defaultModel: "simulated",
@@ -233,8 +280,10 @@ export function createSimulatedProvider(): Provider {
         return (error as Error).message;
       }
     },
-    async start(request: SessionRequest): Promise<Session> {
-      const script = parseSimulatedScript(request.script);
+    withScript: (script: unknown): SimulatedProvider =>
+      createSimulatedProvider(script),
+    async start(request: SimulatedRequest): Promise<Session> {
+      const script = parseSimulatedScript(scriptOf(request));
       const step = script.attempts[request.ordinal - 1] ?? EMPTY_STEP;
       await applyWrites(step, request);
       const sessionId = `sim-${request.prompt_id}-${request.attempt}`;
@@ -250,14 +299,17 @@ export function createSimulatedProvider(): Provider {
       ];
       return new SimulatedSession(
         meta,
-        script.lane,
+        script.steerInput,
         queue,
         step.delay_ms,
         request.signal,
       );
     },
-    async resume(meta: SessionMeta, request: ResumeRequest): Promise<Session> {
-      const script = parseSimulatedScript(request.script);
+    async resume(
+      meta: SessionMeta,
+      request: SimulatedResumeRequest,
+    ): Promise<Session> {
+      const script = parseSimulatedScript(scriptOf(request));
       const next: SessionMeta = {
         ...meta,
         resumes: (meta.resumes as number) + 1,
@@ -291,7 +343,7 @@ export function createSimulatedProvider(): Provider {
       }
       return new SimulatedSession(
         next,
-        script.lane,
+        script.steerInput,
         queue,
         delay,
         request.signal,

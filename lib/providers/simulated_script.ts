@@ -54,10 +54,16 @@ export interface SimulatedStep {
   error: { kind: string; message: string; recovery: unknown } | null;
 }
 
+/** How a steer reaches a simulated session: `simulate.lane` in a prompt. */
+export type SimulatedSteerInput = "resume" | "stdin";
+
 /** A parsed `simulate:` script. */
 export interface SimulatedScript {
-  /** How a steer arrives: `resume` (interrupt and resume) or `stdin`. */
-  lane: "resume" | "stdin";
+  /**
+   * How a steer arrives (the script's `lane:` key): `resume` (interrupt and
+   * resume) or `stdin` (live input).
+   */
+  steerInput: SimulatedSteerInput;
   /** `attempts[k]` drives attempt k+1. */
   attempts: SimulatedStep[];
   /** The step played when the session is resumed after a failure. */
@@ -218,7 +224,7 @@ export function parseSimulatedScript(raw: unknown): SimulatedScript {
     throw new Error(message);
   };
   if (raw === null || raw === undefined) {
-    return { lane: "resume", attempts: [], resume: null };
+    return { steerInput: "resume", attempts: [], resume: null };
   }
   if (!isRecord(raw)) fail("simulate must be a mapping");
   const script = raw as Record<string, unknown>;
@@ -231,16 +237,18 @@ export function parseSimulatedScript(raw: unknown): SimulatedScript {
       );
     }
   }
-  const lane = script.lane ?? "resume";
-  if (lane !== "resume" && lane !== "stdin") {
+  const steerInput = script.lane ?? "resume";
+  if (steerInput !== "resume" && steerInput !== "stdin") {
     fail(
-      `simulate.lane must be resume or stdin, found ${JSON.stringify(lane)}`,
+      `simulate.lane must be resume or stdin, found ${
+        JSON.stringify(steerInput)
+      }`,
     );
   }
   const attempts = script.attempts ?? [];
   if (!Array.isArray(attempts)) fail("simulate.attempts must be a list");
   return {
-    lane: lane as "resume" | "stdin",
+    steerInput: steerInput as SimulatedSteerInput,
     attempts: (attempts as unknown[]).map((step, i) =>
       parseStep(step, `simulate.attempts[${i}]`, fail)
     ),

@@ -10,7 +10,7 @@ import type { RunEvent } from "../shared/events.ts";
 import type { ViewSettings } from "../shared/view.ts";
 import { asText } from "./_format.ts";
 import { terminalSafeData } from "./ansi.ts";
-import type { RenderContext } from "./current_diff.ts";
+import type { RenderContext } from "./worktree_diff.ts";
 import { fileChangeOf } from "./diff.ts";
 import type { OpenToolCall, Renderer, RenderHandover } from "./renderer.ts";
 import type { ToolResult } from "./tool_summary.ts";

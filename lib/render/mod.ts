@@ -18,10 +18,10 @@ export {
   type TerminalSafeOptions,
 } from "./ansi.ts";
 export {
-  logFileSink,
   ndjsonSink,
   type RenderSink,
   terminalSink,
+  transcriptSink,
   type WriteText,
 } from "./sinks.ts";
-export { readCurrentDiffs, type RenderContext } from "./current_diff.ts";
+export { readWorktreeDiffs, type RenderContext } from "./worktree_diff.ts";

@@ -6,7 +6,7 @@
 
 import type { RunEvent } from "../shared/events.ts";
 import type { ViewSettings } from "../shared/view.ts";
-import type { RenderContext } from "./current_diff.ts";
+import type { RenderContext } from "./worktree_diff.ts";
 
 /** A tool call whose start was shown and whose end was not yet. */
 export interface OpenToolCall {

@@ -36,7 +36,7 @@ export function terminalSink(
 }
 
 /** A sink for a log file: rendered text with every escape code and control removed. */
-export function logFileSink(write: WriteText): RenderSink {
+export function transcriptSink(write: WriteText): RenderSink {
   const out = (text: string): Promise<void> =>
     text === "" ? Promise.resolve() : write(terminalSafe(text));
   return { event: (_event, text) => out(text), text: out };

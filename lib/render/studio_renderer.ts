@@ -15,7 +15,7 @@ import type { RenderHandover } from "./renderer.ts";
 import { splitLines, truncatedMarker } from "./_format.ts";
 import { runnerLine } from "./_runner_lines.ts";
 import { paint, type Style } from "./ansi.ts";
-import type { RenderContext } from "./current_diff.ts";
+import type { RenderContext } from "./worktree_diff.ts";
 import { BODY_LIMIT, diffStat, parseGitDiff, renderDiffBody } from "./diff.ts";
 import { toolResultText, toolStartText } from "./tool_summary.ts";
 
@@ -78,10 +78,10 @@ export class StudioRenderer extends BaseRenderer {
     return shown.join("");
   }
 
-  #currentState(paths: string[], context: RenderContext): string {
+  #worktreeState(paths: string[], context: RenderContext): string {
     let out = "";
     for (const path of paths) {
-      const diff = context.current_diffs?.[path];
+      const diff = context.worktree_diffs?.[path];
       if (diff === undefined || diff === null) {
         out += paint(`${BODY}(current state of ${path} unavailable)`, "dim") +
           "\n";
@@ -180,7 +180,7 @@ export class StudioRenderer extends BaseRenderer {
         if (this.view.diff === "full" && result.change && !result.failed) {
           out += result.change.kind === "patch"
             ? renderDiffBody(result.change.lines, BODY)
-            : this.#currentState(result.change.paths, context);
+            : this.#worktreeState(result.change.paths, context);
         }
         return out;
       }

@@ -22,8 +22,8 @@ import {
   type AttemptRecord,
   emptyState,
   type PromptState,
-  type RunState,
   STATE_FILE,
+  type StateFile,
   writeState,
 } from "../status/state_file.ts";
 import { SteerQueue } from "./steer_queue.ts";
@@ -47,7 +47,7 @@ export class RunContext {
   /** The state root, or `null` for an in-memory run. */
   stateRoot: string | null;
   /** What `state.json` holds. */
-  state: RunState = emptyState();
+  state: StateFile = emptyState();
   /** The last event's `seq`. */
   seq = 0;
   /** The live provider session, while one is. */
@@ -55,7 +55,7 @@ export class RunContext {
   /** The provider of the attempt under way (or the last one). */
   providerName: string | null = null;
   /** The prompt and attempt under way. */
-  current: { prompt: string; attempt: number } | null = null;
+  inFlight: { prompt: string; attempt: number } | null = null;
   /** Each attempted prompt's outcome, by id. */
   outcomes: Record<string, PromptOutcome> = {};
   /** The attempt under way, for the record of a run the environment stopped. */
@@ -75,8 +75,8 @@ export class RunContext {
     this.output = new EventOutput(view, options.output);
     this.steers = new SteerQueue({
       where: (promptId) => ({
-        attempt: this.current?.prompt === promptId
-          ? this.current.attempt
+        attempt: this.inFlight?.prompt === promptId
+          ? this.inFlight.attempt
           : null,
         provider: this.providerName,
       }),

@@ -14,8 +14,8 @@ import { verifyContract } from "../verify/verify_contract.ts";
 import { probeGitChanges, probesDiffer } from "./_git_probe.ts";
 import type { RunContext } from "./_run_context.ts";
 import {
-  currentContract,
   type EnforcedContract,
+  promptContract,
 } from "../contract/enforced_contract.ts";
 import type { PlannedPrompt } from "./plan_run.ts";
 import { decideOutcome, type RecoveryDecision } from "./recovery_policy.ts";
@@ -76,7 +76,7 @@ export async function runAttempts(
     ctx.attempt = { entry, record };
     entry.status = "running";
     entry.updated_at = record.started_at;
-    ctx.current = { prompt: prompt.id, attempt };
+    ctx.inFlight = { prompt: prompt.id, attempt };
     await ctx.output.closeTranscript();
     if (ctx.stateRoot !== null) {
       await ctx.output.openTranscript({
@@ -295,7 +295,7 @@ async function finishPrompt(
     prompt.id,
     `prompt ${prompt.id} finished (${status}) before the steer could be delivered`,
   );
-  ctx.current = null;
+  ctx.inFlight = null;
   await ctx.saveState();
   const outcome = { status, reason, attempts: modes };
   ctx.outcomes[prompt.id] = outcome;
@@ -321,14 +321,14 @@ async function enforcedFor(
 ): Promise<EnforcedContract> {
   const repos = ctx.packet.repos.map((repo) => repo.name);
   if (ctx.options.contract) {
-    const { packet } = await currentContract(prompt, {
+    const { packet } = await promptContract(prompt, {
       stateRoot: null,
       repos,
       packetDir: ctx.packet.dir,
     });
     return await ctx.options.contract(prompt.id, packet);
   }
-  const { contract, amendments, amendments_file } = await currentContract(
+  const { contract, amendments, amendments_file } = await promptContract(
     prompt,
     { stateRoot: ctx.stateRoot, repos, packetDir: ctx.packet.dir },
   );

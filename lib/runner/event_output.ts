@@ -8,9 +8,9 @@
 import { createRenderer } from "../render/create_renderer.ts";
 import {
   pathOnlyChanges,
-  readCurrentDiffs,
+  readWorktreeDiffs,
   type RenderContext,
-} from "../render/current_diff.ts";
+} from "../render/worktree_diff.ts";
 import type { Renderer } from "../render/renderer.ts";
 import { ndjsonSink, type RenderSink, terminalSink } from "../render/sinks.ts";
 import type { RunEvent } from "../shared/events.ts";
@@ -150,6 +150,6 @@ export class EventOutput {
     }
     const paths = pathOnlyChanges(event, this.#tools);
     if (paths.length === 0) return {};
-    return { current_diffs: await readCurrentDiffs(paths, this.cwd) };
+    return { worktree_diffs: await readWorktreeDiffs(paths, this.cwd) };
   }
 }

@@ -8,6 +8,7 @@ import type { Packet, PromptSpec } from "../packet/load_packet.ts";
 import { normalizePromptId } from "../packet/load_packet.ts";
 import { getProvider } from "../providers/get_provider.ts";
 import type { Provider } from "../providers/provider.ts";
+import { isSimulatedProvider } from "../providers/simulated.ts";
 import { NotFoundError, UsageError } from "../shared/errors.ts";
 import { rootRefusal } from "../packet/agent_options.ts";
 
@@ -114,7 +115,7 @@ export async function planRun(
   for (const prompt of selected) visit(prompt, []);
   const planned: PlannedPrompt[] = [];
   for (const prompt of ordered) {
-    const provider = getProvider(options.provider ?? prompt.provider);
+    let provider = getProvider(options.provider ?? prompt.provider);
     const refusal = rootRefusal(
       provider.name,
       prompt.agent,
@@ -129,12 +130,15 @@ export async function planRun(
         },
       );
     }
-    const problem = provider.checkScript(prompt.simulate);
-    if (problem !== null && provider.name === "simulated") {
-      throw new UsageError(
-        `Invalid simulate script in "${prompt.file}": ${problem}`,
-        { code: "INVALID_PACKET" },
-      );
+    if (isSimulatedProvider(provider)) {
+      const problem = provider.checkScript(prompt.simulate);
+      if (problem !== null) {
+        throw new UsageError(
+          `Invalid simulate script in "${prompt.file}": ${problem}`,
+          { code: "INVALID_PACKET" },
+        );
+      }
+      provider = provider.withScript(prompt.simulate);
     }
     const dirs = [
       prompt.cwd,

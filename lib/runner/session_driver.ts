@@ -135,7 +135,6 @@ export async function driveSession(
     max_steers: prompt.recovery.max_steers,
     tmpdir: await attemptTmpdir(ctx, prompt.id, attempt),
     note: (text) => ctx.output.note(text),
-    script: prompt.simulate,
     signal: ctx.abort.signal,
   };
   let session: Session;

@@ -13,9 +13,6 @@ import {
 } from "../providers/provider.ts";
 import type { SteerCommand, SteerResult } from "../shared/run_hooks.ts";
 
-/** How a delivered steer reached the agent. */
-export type SteerDelivery = SteerLane;
-
 /** What the queue reports a steer's fate to. */
 export interface SteerQueueReport {
   /** The attempt and provider a steer for this prompt lands in now. */
@@ -25,7 +22,7 @@ export interface SteerQueueReport {
   /** Emits `prompt_steered` for a delivered steer. */
   steered(
     steer: SteerCommand,
-    delivery: SteerDelivery,
+    delivery: SteerLane,
     attempt: number | null,
   ): Promise<void>;
 }
@@ -107,7 +104,7 @@ export class SteerQueue {
   async settle(
     steer: SteerCommand,
     delivered: boolean,
-    delivery?: SteerDelivery,
+    delivery?: SteerLane,
     reason?: string,
   ): Promise<void> {
     const { attempt, provider } = this.#report.where(steer.prompt_id);

@@ -6,7 +6,7 @@
  */
 
 import { join, relative } from "node:path";
-import { logFileSink, type RenderSink } from "../render/sinks.ts";
+import { type RenderSink, transcriptSink } from "../render/sinks.ts";
 import { LinkRefusedError } from "../shared/errors.ts";
 import {
   createNewFile,
@@ -59,7 +59,7 @@ export class Transcript {
   private constructor(file: Deno.FsFile, path: string) {
     this.#file = file;
     this.#path = path;
-    this.sink = logFileSink((text) => this.#append(text));
+    this.sink = transcriptSink((text) => this.#append(text));
   }
 
   /**

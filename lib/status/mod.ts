@@ -11,7 +11,7 @@ export {
   type PromptState,
   type PromptStatus,
   readState,
-  type RunState,
+  type StateFile,
 } from "./state_file.ts";
 export { type GatherOptions, gatherStatus } from "./gather_status.ts";
 export {

@@ -131,7 +131,7 @@ export interface PromptState {
 }
 
 /** The content of `state.json`. */
-export interface RunState {
+export interface StateFile {
   /** The schema version. */
   v: 1;
   /** The latest run that used this state root. */
@@ -143,7 +143,7 @@ export interface RunState {
 }
 
 /** An empty state. */
-export function emptyState(): RunState {
+export function emptyState(): StateFile {
   return { v: 1, run_id: null, updated_at: null, prompts: {} };
 }
 
@@ -153,7 +153,7 @@ export function emptyState(): RunState {
  * @returns The state; an empty one when the file does not exist.
  * @throws {StateError} when the file is not valid JSON or not a state object.
  */
-export async function readState(stateRoot: string): Promise<RunState> {
+export async function readState(stateRoot: string): Promise<StateFile> {
   const path = join(stateRoot, STATE_FILE);
   const text = await readStateText(path, stateRoot, {
     name: "state",
@@ -176,21 +176,21 @@ export async function readState(stateRoot: string): Promise<RunState> {
   }
   if (
     typeof value !== "object" || value === null ||
-    typeof (value as RunState).prompts !== "object" ||
-    (value as RunState).prompts === null
+    typeof (value as StateFile).prompts !== "object" ||
+    (value as StateFile).prompts === null
   ) {
     throw new StateError(
       `Cannot read state "${path}": it is not a prompt_runner state object`,
       { code: "STATE_CORRUPT" },
     );
   }
-  return value as RunState;
+  return value as StateFile;
 }
 
 /** Writes a state root's `state.json` atomically. */
 export async function writeState(
   stateRoot: string,
-  state: RunState,
+  state: StateFile,
 ): Promise<void> {
   state.updated_at = new Date().toISOString();
   await writeFileAtomic(

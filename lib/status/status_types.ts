@@ -8,7 +8,7 @@
 import type { AmendmentRecord } from "../control/amendment_log.ts";
 import type { LogEntry } from "../control/log_entry.ts";
 import type { Snapshot } from "../control/snapshot.ts";
-import type { RunState } from "./state_file.ts";
+import type { StateFile } from "./state_file.ts";
 import type { RunLockInfo } from "../shared/mod.ts";
 
 /** The run's state, in the words of DESIGN §10 (snake_case in JSON). */
@@ -138,7 +138,7 @@ export interface StatusInputs {
   /** The packet's prompts, in order (`null`: the packet is not known). */
   packet_prompts: { id: string; name: string }[] | null;
   snapshot: Snapshot | null;
-  state: RunState;
+  state: StateFile;
   lock: { info: RunLockInfo | null; alive: boolean } | null;
   last_event: LastEvent | null;
   /** Steers delivered in the snapshot's run (its interventions). */

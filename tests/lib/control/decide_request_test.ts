@@ -10,7 +10,7 @@ const NAME = "20261130T025200123Z-k3j9x0a1bq.json";
 function state(overrides: Partial<RequestRunState> = {}): RequestRunState {
   return {
     run_id: "r1",
-    current: "01",
+    promptInFlight: "01",
     delivered: 0,
     pending: 0,
     max_steers: 3,
@@ -80,7 +80,7 @@ Deno.test("decideRequest() counts pending and delivered steers against the budge
 Deno.test("decideRequest() rejects a steer with no prompt running, or for another prompt", () => {
   const steer = request({ command: "steer", params: { text: "go" } });
   assert.match(
-    String(decideRequest(NAME, steer, state({ current: null })).reason),
+    String(decideRequest(NAME, steer, state({ promptInFlight: null })).reason),
     /no prompt is running/,
   );
   const other = request({

@@ -93,7 +93,6 @@ function request(dir: string, notes: string[] = []): SessionRequest {
     max_steers: 3,
     tmpdir: dir,
     note: (text) => notes.push(text),
-    script: null,
     signal: new AbortController().signal,
   };
 }

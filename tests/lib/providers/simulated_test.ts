@@ -1,20 +1,22 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DEFAULT_AGENT_OPTIONS } from "../../../lib/packet/agent_options.ts";
-import { createSimulatedProvider } from "../../../lib/providers/simulated.ts";
+import { getProvider } from "../../../lib/providers/get_provider.ts";
+import {
+  createSimulatedProvider,
+  isSimulatedProvider,
+  type SimulatedRequest,
+} from "../../../lib/providers/simulated.ts";
 import { parseSimulatedScript } from "../../../lib/providers/simulated_script.ts";
-import type {
-  Session,
-  SessionRequest,
-} from "../../../lib/providers/provider.ts";
+import type { Session } from "../../../lib/providers/provider.ts";
 import type { ProviderEvent } from "../../../lib/shared/mod.ts";
 import { withTempDir } from "../../_helpers/temp_dir.ts";
 
 function request(
   dir: string,
   script: unknown,
-  overrides: Partial<SessionRequest> = {},
-): SessionRequest {
+  overrides: Partial<SimulatedRequest> = {},
+): SimulatedRequest {
   const attempt = overrides.attempt ?? 1;
   return {
     prompt_id: "01",
@@ -302,7 +304,7 @@ Deno.test("parseSimulatedScript() refuses unknown keys and unknown error kinds, 
     /simulate must be a mapping/,
   );
   assert.deepEqual(parseSimulatedScript(null), {
-    lane: "resume",
+    steerInput: "resume",
     attempts: [],
     resume: null,
   });
@@ -324,5 +326,28 @@ Deno.test("simulated session interrupted deep into a long turn leaves exactly th
     assert.equal(remaining.length, 1 + 2 * 5000 + 1 - 7001);
     assert.equal(remaining.at(-1)?.type, "run_completed");
     await session.close();
+  });
+});
+
+Deno.test("only the simulated provider reads a script: checkScript and the script are its own, not every provider's", async () => {
+  const claude = getProvider("claude");
+  assert.equal("checkScript" in claude, false);
+  assert.equal(isSimulatedProvider(claude), false);
+  const simulated = getProvider("simulated");
+  assert.ok(isSimulatedProvider(simulated));
+  assert.match(String(simulated.checkScript({ lane: "x" })), /lane must be/);
+  // A script bound to the provider plays without the request naming one.
+  await withTempDir(async (dir) => {
+    const { script: _none, ...plain } = request(dir, null);
+    const session = await simulated
+      .withScript({ attempts: [{ messages: ["bound"] }] })
+      .start(plain);
+    const events = await drain(session);
+    assert.ok(
+      events.some((e) =>
+        e.type === "message_received" && e.data.content === "bound"
+      ),
+      JSON.stringify(events),
+    );
   });
 });

@@ -10,9 +10,9 @@ import { join } from "node:path";
 import { createRenderer } from "../../../lib/render/create_renderer.ts";
 import {
   pathOnlyChanges,
-  readCurrentDiffs,
+  readWorktreeDiffs,
   type RenderContext,
-} from "../../../lib/render/current_diff.ts";
+} from "../../../lib/render/worktree_diff.ts";
 import { stripAnsi } from "../../../lib/render/ansi.ts";
 import {
   DEFAULT_VIEW,
@@ -52,7 +52,7 @@ async function renderStream(
     let context: RenderContext = {};
     const paths = pathOnlyChanges(event, tools);
     if (repo && paths.length && view.diff === "full") {
-      context = { current_diffs: await readCurrentDiffs(paths, repo) };
+      context = { worktree_diffs: await readWorktreeDiffs(paths, repo) };
     }
     out += renderer.render(event, context);
   }

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { paint } from "../../../lib/render/ansi.ts";
 import {
-  logFileSink,
   ndjsonSink,
   terminalSink,
+  transcriptSink,
 } from "../../../lib/render/sinks.ts";
 import type { RunEvent } from "../../../lib/shared/mod.ts";
 
@@ -48,8 +48,8 @@ Deno.test("terminalSink() with colour keeps only SGR styling; without colour onl
   );
 });
 
-Deno.test("logFileSink() writes no escape sequence and no control but newline and tab", async () => {
-  assert.equal(await collect(logFileSink), "ok done\n".repeat(2));
+Deno.test("transcriptSink() writes no escape sequence and no control but newline and tab", async () => {
+  assert.equal(await collect(transcriptSink), "ok done\n".repeat(2));
 });
 
 Deno.test("ndjsonSink() writes the event itself, unaltered", async () => {

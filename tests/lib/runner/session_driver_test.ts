@@ -28,7 +28,6 @@ function fakeProvider(
     defaultModel: "fake",
     requests: [] as (SessionRequest | ResumeRequest)[],
     closes: 0,
-    checkScript: () => null,
     start: (request: SessionRequest) => Promise.resolve(session(request)),
     resume: (_meta: unknown, request: ResumeRequest) =>
       Promise.resolve(session(request)),
@@ -133,7 +132,7 @@ Deno.test("driveSession() on the interrupt lane stops the turn at the steer and 
     },
   );
   try {
-    ctx.current = { prompt: "01", attempt: 1 }; // as the attempt loop sets it
+    ctx.inFlight = { prompt: "01", attempt: 1 }; // as the attempt loop sets it
     const outcome = await driveSession(ctx, planned, SLOT);
     assert.deepEqual(outcome, {
       failure: null,
@@ -244,5 +243,18 @@ Deno.test("driveSession() gives the hooks an idle boundary while a quiet provide
     assert.deepEqual(seen.map((e) => e.data.content), ["one"]);
   } finally {
     await packet[Symbol.asyncDispose]();
+  }
+});
+
+Deno.test("driveSession() hands a provider a session request with no simulate script in it", async () => {
+  const provider = fakeProvider(() => [{ type: "run_completed", data: {} }]);
+  const { ctx, planned, dispose } = await setUp(provider);
+  try {
+    ctx.inFlight = { prompt: "01", attempt: 1 };
+    await driveSession(ctx, planned, SLOT);
+    assert.equal(provider.requests.length, 1);
+    assert.equal("script" in provider.requests[0]!, false);
+  } finally {
+    await dispose();
   }
 });

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import type { Snapshot } from "../../../lib/control/snapshot.ts";
 import {
   type AttemptRecord,
-  type RunState,
+  type StateFile,
   type StatusInputs,
   statusRollup,
 } from "../../../lib/status/mod.ts";
@@ -75,14 +75,14 @@ function attempt(extra: Partial<AttemptRecord>): AttemptRecord {
   };
 }
 
-function state(attempts: AttemptRecord[], status = "running"): RunState {
+function state(attempts: AttemptRecord[], status = "running"): StateFile {
   return {
     v: 1,
     run_id: RUN,
     updated_at: null,
     prompts: {
       "01": {
-        status: status as RunState["prompts"][string]["status"],
+        status: status as StateFile["prompts"][string]["status"],
         name: "One",
         run_id: RUN,
         updated_at: "2026-11-30T12:00:05.000Z",

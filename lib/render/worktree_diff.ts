@@ -1,5 +1,5 @@
 /**
- * The current `git diff` of paths a tool call changed without carrying its
+ * The work tree's `git diff` of paths a tool call changed without carrying its
  * own patch. This is I/O, done by the runner before it renders, never by a
  * renderer.
  *
@@ -16,7 +16,7 @@ export interface RenderContext {
    * The current `git diff` text of each path-only change, by path (`null`
    * when git could not tell).
    */
-  current_diffs?: Record<string, string | null>;
+  worktree_diffs?: Record<string, string | null>;
 }
 
 /** The paths of a tool call's change that carries no patch of its own. */
@@ -42,7 +42,7 @@ export function pathOnlyChanges(
  *
  * Requires `--allow-run` permission.
  */
-export async function readCurrentDiffs(
+export async function readWorktreeDiffs(
   paths: string[],
   cwd: string,
 ): Promise<Record<string, string | null>> {
