@@ -159,6 +159,58 @@ Deno.test("the contract and status work live in their own areas, not in lib/runn
   ) assert.ok(files.includes(name), name);
 });
 
+/**
+ * One meaning per name (issue 20): names retired from lib/ and mod.ts, each
+ * with the name that now holds the meaning it was confused with. "lane" is
+ * the steer lane, "current" the current run (and `--from current`), "log"
+ * the audit log.
+ */
+const RETIRED: [RegExp, string][] = [
+  [/\bRunState\b/, "StateFile (state.json)"],
+  [/\bSteerDelivery\b/, "SteerLane"],
+  [/\bcurrentContract\b|\bCurrentContract/, "promptContract"],
+  [/\bcurrent_diffs?\b|\bCurrentDiffs?\b/, "worktree_diffs"],
+  [/\blogFileSink\b/, "transcriptSink"],
+  [/^\s*current: (string \| null|\{ prompt)/m, "inFlight, promptInFlight"],
+  [/\bscript\.lane\b(?!\s*\?\?)/, "SimulatedScript.steerInput"],
+  [/^\s*lane: (?!record\.provider)/m, "provider (an intervention's)"],
+];
+
+Deno.test("one meaning per name: lib/ and mod.ts use none of the retired names", async () => {
+  const found: string[] = [];
+  for (
+    const file of files.filter((f) => f.startsWith("lib/") || f === "mod.ts")
+  ) {
+    const text = await Deno.readTextFile(join(ROOT, file));
+    for (const [pattern, instead] of RETIRED) {
+      if (pattern.test(text)) {
+        found.push(`${file}: ${pattern} (use ${instead})`);
+      }
+    }
+  }
+  assert.deepEqual(found, []);
+});
+
+Deno.test("every doc example in lib/ and mod.ts runs under deno test --doc (none is ignore)", async () => {
+  // lib/control/subscribe.ts: its examples are the events/subscribe merge's
+  // (issue 20 section 2), not yet runnable here.
+  const waived = new Set(["lib/control/subscribe.ts"]);
+  const ignored: string[] = [];
+  for (
+    const file of files.filter((f) =>
+      (f.startsWith("lib/") || f === "mod.ts") && !waived.has(f)
+    )
+  ) {
+    const text = await Deno.readTextFile(join(ROOT, file));
+    for (const match of text.matchAll(/```(?:ts|typescript|js)\b([^\n]*)/g)) {
+      if (/\b(ignore|no-run|no-eval)\b/.test(match[1]!)) {
+        ignored.push(`${file}: ${match[0]}`);
+      }
+    }
+  }
+  assert.deepEqual(ignored, []);
+});
+
 Deno.test("no import cycle among lib/, commands/, main.ts and mod.ts", async () => {
   const graph = new Map<string, string[]>();
   for (const file of files) {
