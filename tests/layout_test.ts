@@ -22,13 +22,7 @@ const ALLOWED: Record<string, string[]> = {
   "lib/control": ["lib/shared"],
   "lib/workspace": ["lib/shared", "lib/packet", "lib/control"],
   // The state file and where runs stand: read by the contract and the runner.
-  "lib/status": [
-    "lib/shared",
-    "lib/packet",
-    "lib/verify",
-    "lib/providers",
-    "lib/control",
-  ],
+  "lib/status": ["lib/shared", "lib/packet", "lib/verify", "lib/control"],
   "lib/contract": [
     "lib/shared",
     "lib/packet",

@@ -6,7 +6,7 @@
  */
 
 import { join } from "node:path";
-import type { AttemptMode } from "../providers/provider.ts";
+import type { AttemptMode } from "../shared/events.ts";
 import { StateError } from "../shared/errors.ts";
 import { readStateText, writeFileAtomic } from "../shared/files.ts";
 import type { VerifyReport } from "../verify/report.ts";
