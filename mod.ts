@@ -38,6 +38,7 @@ export {
 // Watching a run.
 export {
   currentRun,
+  type CurrentRunOptions,
   type EventLine,
   events,
   type EventsFrom,
@@ -50,7 +51,15 @@ export {
   type RunRef,
   type Snapshot,
   snapshot,
-  subscribe,
+} from "./lib/control/mod.ts";
+
+// The transport a run is reached through (its state root's files by default).
+export {
+  fileTransport,
+  newRequest,
+  type RequestDraft,
+  type Transport,
+  type TransportName,
 } from "./lib/control/mod.ts";
 
 // Steering a run.
