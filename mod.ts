@@ -78,11 +78,17 @@ export {
 // Its contract.
 export {
   amend,
+  type AmendmentChange,
+  type AmendmentOptions,
   type AmendOptions,
   type AmendTarget,
   contract,
   type ContractDiffEntry,
+  type ContractTarget,
+  type ContractTransport,
   type ContractView,
+  contractViewOf,
+  fileContracts,
   relax,
   type RelaxOptions,
 } from "./lib/runner/mod.ts";

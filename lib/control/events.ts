@@ -155,12 +155,12 @@ export async function* eventLines(
  * const ref = await currentRun(`${dir}/.prompt_runner`);
  * const types: string[] = [];
  * for await (const event of events(ref)) types.push(event.type);
- * assert.equal(types[0], "run_started");
+ * assert.equal(types[0], "prompt_started");
  * assert.equal(types.at(-1), "run_finished");
  * await Deno.remove(dir, { recursive: true });
  * ```
  *
- * @example Only what happens after the call, from another process
+ * @example Only what happens after the call, while the run goes on
  * ```ts
  * import { currentRun, events, runPacket } from "@prompt-runner/prompt-runner";
  * import assert from "node:assert/strict";

@@ -9,7 +9,7 @@
 
 import { readRequestOutcome } from "./_file_outcome.ts";
 import { followRunLog, readRunLog } from "./_file_log.ts";
-import { requireRunning, writeRequest } from "./request.ts";
+import { requireRunning, type SentRequest, writeRequest } from "./request.ts";
 import { readStateRootSnapshot } from "./snapshot.ts";
 import { fileEventLineBatches, fileEventTextBatches } from "./subscribe.ts";
 import type { Transport } from "./transport.ts";
@@ -25,7 +25,7 @@ export const fileTransport: Transport = {
   eventTextBatches: fileEventTextBatches,
   log: readRunLog,
   followLog: followRunLog,
-  async submit(ref, request) {
+  async submit(ref, request): Promise<SentRequest> {
     await requireRunning(ref);
     const { command, params, ...options } = request;
     return await writeRequest(ref, command, params, options);

@@ -13,11 +13,7 @@ export {
   type RunRef,
   type TransportName,
 } from "./paths.ts";
-export type {
-  FollowLogOptions,
-  RequestDraft,
-  Transport,
-} from "./transport.ts";
+export type { FollowLogOptions, RequestDraft, Transport } from "./transport.ts";
 export { fileTransport } from "./file_transport.ts";
 export {
   currentRun,

@@ -1,8 +1,8 @@
 /**
  * The client contract: what the client API (`currentRun`, `snapshot`,
  * `events`, `eventLineBatches`, `eventTextBatches`, `log`, `followLog`,
- * `setView`, `steer`, `requestOutcome`) promises whatever transport a run
- * is reached through. {@linkcode clientContractTests} registers the same
+ * `setView`, `steer`, `requestOutcome`, `amend`, `relax`, `contract`)
+ * promises whatever transport a run is reached through. {@linkcode clientContractTests} registers the same
  * tests for each transport, driven through a {@linkcode ClientHarness}
  * that plays the runner.
  *
@@ -30,6 +30,9 @@ import {
 } from "../../lib/shared/errors.ts";
 import type { RunEvent, RunStatus } from "../../lib/shared/events.ts";
 import type { LogEntry } from "../../lib/control/log_entry.ts";
+import { amend, relax } from "../../lib/runner/amend_contract.ts";
+import type { AmendTarget } from "../../lib/runner/contract_transport.ts";
+import { contract } from "../../lib/runner/contract_view.ts";
 import { runEvent, stillPendingAfter } from "./plane.ts";
 
 /** The runner's side of one transport, for the client-contract tests. */
@@ -50,6 +53,11 @@ export interface ClientHarness extends AsyncDisposable {
   close(runId: string, status: RunStatus): Promise<void>;
   /** The runner dies without finishing the run. */
   die(runId: string): Promise<void>;
+  /**
+   * A packet at the address whose only prompt, `01`, has the contract
+   * `{files_exist: [NOTES.md]}`, as the target the contract calls take.
+   */
+  contractTarget(): Promise<AmendTarget>;
 }
 
 const tick = (runId: string, seq: number): RunEvent =>
@@ -65,12 +73,19 @@ async function seqsOf(iterable: AsyncIterable<RunEvent>): Promise<number[]> {
 }
 
 /** Records events 1..n of a run. */
-async function record(h: ClientHarness, runId: string, n: number) {
+async function record(
+  h: ClientHarness,
+  runId: string,
+  n: number,
+): Promise<void> {
   for (let seq = 1; seq <= n; seq++) await h.observe(tick(runId, seq));
 }
 
 /** Waits for a condition, with a generous deadline. */
-async function until(what: string, check: () => Promise<boolean>) {
+async function until(
+  what: string,
+  check: () => Promise<boolean>,
+): Promise<void> {
   const deadline = Date.now() + 20_000;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting: ${what}`);
@@ -199,7 +214,10 @@ export function clientContractTests(
     const following = (async () => {
       for await (const event of events(h.ref("run-a"))) seen.push(event.seq);
     })();
-    await until("both events delivered", () => Promise.resolve(seen.length === 2));
+    await until(
+      "both events delivered",
+      () => Promise.resolve(seen.length === 2),
+    );
     await h.die("run-a");
     await assert.rejects(following, (error) => {
       assert.ok(error instanceof RunLostError, String(error));
@@ -254,8 +272,10 @@ export function clientContractTests(
     assert.equal(entry?.outcome, "applied");
     assert.equal(entry?.author, "ada");
     assert.deepEqual(entry?.params, { thinking: "hide" });
-    await until("followLog() saw it", () =>
-      Promise.resolve(followed.length === 1));
+    await until(
+      "followLog() saw it",
+      () => Promise.resolve(followed.length === 1),
+    );
     await h.observe(finished("run-a", 1));
     await h.close("run-a", "completed");
     await following;
@@ -267,8 +287,11 @@ export function clientContractTests(
     const ref = h.ref("run-a");
     const sent = await steer(ref, "  use the v2 API \n", { promptId: "1" });
     await h.boundary("run-a");
-    await until("the steer decided", async () =>
-      (await requestOutcome(ref, sent.request_id)).outcome !== "pending");
+    await until(
+      "the steer decided",
+      async () =>
+        (await requestOutcome(ref, sent.request_id)).outcome !== "pending",
+    );
     const entries = await log(ref);
     const entry = entries.find((e) => e.request_id === sent.request_id);
     assert.equal(entry?.command, "steer");
@@ -300,5 +323,97 @@ export function clientContractTests(
     await assert.rejects(setView(ref, { thinking: "hide" }), refused);
     await assert.rejects(steer(ref, "too late"), refused);
     await assert.rejects(snapshot(h.ref("run-x")), StateError);
+  });
+
+  test("amend() and relax() record changes with their author and reason; contract() enforces them on the packet's contract, in order, with the diff", async (h) => {
+    const target = await h.contractTarget();
+    const before = await contract(target, "1");
+    assert.equal(before.prompt_id, "01");
+    assert.deepEqual(before.packet, { files_exist: ["NOTES.md"] });
+    assert.deepEqual(before.enforced, before.packet);
+    assert.deepEqual(before.amendments, []);
+    const added = await amend(target, "01", {
+      clause: "files_exist",
+      entries: ["lib/foo.ts"],
+      reason: "  the notes name it ",
+      author: "ada",
+    });
+    assert.equal(added.prompt, "01");
+    assert.equal(added.author, "ada");
+    assert.equal(added.reason, "the notes name it");
+    assert.equal(added.direction, "add");
+    assert.equal(added.operation, "add");
+    assert.deepEqual(added.entries, ["lib/foo.ts"]);
+    const dropped = await relax(target, "01", {
+      clause: "files_exist",
+      entries: ["lib/foo.ts"],
+      reason: "NOTES.md is not needed",
+      confirm: true,
+      author: "bob",
+    });
+    assert.equal(dropped.direction, "relax");
+    assert.equal(dropped.operation, "replace");
+    const view = await contract(target, "01");
+    assert.deepEqual(view.packet, { files_exist: ["NOTES.md"] });
+    assert.deepEqual(view.enforced, { files_exist: ["lib/foo.ts"] });
+    assert.deepEqual(view.amendments.map((record) => record.author), [
+      "ada",
+      "bob",
+    ]);
+    assert.deepEqual(view.diff, [
+      { change: "removed", clause: "files_exist", entry: "NOTES.md" },
+      { change: "added", clause: "files_exist", entry: "lib/foo.ts" },
+    ]);
+    await relax(target, "01", {
+      clause: "files_exist",
+      reason: "no files at all",
+      confirm: true,
+    });
+    assert.deepEqual((await contract(target, "01")).enforced, {});
+  });
+
+  test("a bad contract change is refused and records nothing", async (h) => {
+    const target = await h.contractTarget();
+    const change = {
+      clause: "files_exist",
+      entries: ["x.md"],
+      reason: "why",
+    };
+    const usage = (code: string) => (error: unknown) => {
+      assert.ok(error instanceof UsageError, String(error));
+      assert.equal(error.code, code);
+      return true;
+    };
+    await assert.rejects(
+      amend(target, "01", { ...change, reason: " " }),
+      usage("REASON_REQUIRED"),
+    );
+    await assert.rejects(
+      amend(target, "01", { ...change, clause: "files_present" }),
+      usage("UNKNOWN_CLAUSE"),
+    );
+    await assert.rejects(
+      amend(target, "01", { ...change, entries: [] }),
+      usage("NO_ENTRIES"),
+    );
+    await assert.rejects(
+      amend(target, "01", { ...change, entries: [42] }),
+      usage("INVALID_ENTRY"),
+    );
+    await assert.rejects(
+      amend(target, "one", change),
+      usage("INVALID_PROMPT_ID"),
+    );
+    await assert.rejects(
+      relax(target, "01", { ...change, confirm: false }),
+      usage("CONFIRMATION_REQUIRED"),
+    );
+    await assert.rejects(amend(target, "07", change), (error) => {
+      assert.ok(error instanceof NotFoundError, String(error));
+      assert.match(error.message, /Unknown prompt id "07"/);
+      return true;
+    });
+    await assert.rejects(contract(target, "07"), NotFoundError);
+    assert.deepEqual((await contract(target, "01")).amendments, []);
   });
 }

@@ -9,6 +9,11 @@
  */
 
 import type { EventLine } from "../../lib/control/_event_text.ts";
+import {
+  type AmendmentRecord,
+  type ContractData,
+  replayAmendments,
+} from "../../lib/control/amendment_log.ts";
 import type { LogEntry } from "../../lib/control/log_entry.ts";
 import type { RunRef } from "../../lib/control/paths.ts";
 import type { RequestOutcome } from "../../lib/control/request_outcome.ts";
@@ -30,6 +35,18 @@ import {
   StateError,
 } from "../../lib/shared/errors.ts";
 import type { RunEvent, RunStatus } from "../../lib/shared/events.ts";
+import { checkPromptId } from "../../lib/runner/amendment_target.ts";
+import { contractViewOf } from "../../lib/runner/contract_diff.ts";
+import type {
+  AmendmentChange,
+  AmendmentOptions,
+  AmendTarget,
+  ContractTransport,
+  ContractView,
+} from "../../lib/runner/contract_transport.ts";
+import type { Clause, Contract } from "../../lib/packet/contract.ts";
+import { checkEntries } from "../../lib/runner/file_contracts.ts";
+import { defaultAuthor } from "../../lib/control/request.ts";
 
 /** One run kept in memory. */
 interface MemoryRun {
@@ -45,6 +62,10 @@ interface MemoryHome {
   runs: Map<string, MemoryRun>;
   current: string | null;
   log: LogEntry[];
+  /** The packet's contract of each prompt. */
+  contracts: Map<string, Contract>;
+  /** The amendments of each prompt, oldest first. */
+  amendments: Map<string, AmendmentRecord[]>;
 }
 
 /** Wakes every waiter at once; a new wait waits for the next change. */
@@ -79,7 +100,7 @@ class Changes {
 }
 
 /** The in-memory transport, and the runner's side of it for tests. */
-export class MemoryTransport implements Transport {
+export class MemoryTransport implements Transport, ContractTransport {
   readonly name = "memory";
   readonly #homes = new Map<string, MemoryHome>();
   readonly #changes = new Changes();
@@ -87,7 +108,13 @@ export class MemoryTransport implements Transport {
   #home(address: string): MemoryHome {
     let home = this.#homes.get(address);
     if (home === undefined) {
-      home = { runs: new Map(), current: null, log: [] };
+      home = {
+        runs: new Map(),
+        current: null,
+        log: [],
+        contracts: new Map(),
+        amendments: new Map(),
+      };
       this.#homes.set(address, home);
     }
     return home;
@@ -164,6 +191,11 @@ export class MemoryTransport implements Transport {
   die(address: string, runId: string): void {
     this.#run(address, runId).gone = true;
     this.#changes.changed();
+  }
+
+  /** The packet at `address` has prompt `promptId` with this contract. */
+  prompt(address: string, promptId: string, contract: Contract): void {
+    this.#home(address).contracts.set(promptId, contract);
   }
 
   // The client's side: the Transport.
@@ -328,6 +360,65 @@ export class MemoryTransport implements Transport {
         } in state root "${ref.state_root}"`,
         { code: "REQUEST_NOT_FOUND" },
       ),
+    );
+  }
+
+  // The client's side: the ContractTransport.
+
+  /** The address and prompt a contract call is about. */
+  #prompt(
+    target: AmendTarget,
+    promptId: string,
+  ): { home: MemoryHome; id: string; packet: Contract } {
+    const address = typeof target === "string" ? target : target.state_root;
+    if (address === undefined) throw new Error("no address in the target");
+    const home = this.#home(address);
+    const id = checkPromptId(promptId);
+    const packet = home.contracts.get(id);
+    if (packet === undefined) {
+      throw new NotFoundError(
+        `Unknown prompt id "${id}" in packet "${address}": the packet has ${
+          [...home.contracts.keys()].join(", ")
+        }`,
+        { code: "PROMPT_NOT_FOUND" },
+      );
+    }
+    return { home, id, packet };
+  }
+
+  async recordAmendment(
+    target: AmendTarget,
+    promptId: string,
+    change: AmendmentChange,
+    options: AmendmentOptions,
+  ): Promise<AmendmentRecord> {
+    const { home, id } = this.#prompt(target, promptId);
+    const entries = change.operation === "drop"
+      ? []
+      : checkEntries(change.clause as Clause, change.entries, []);
+    const record: AmendmentRecord = {
+      at: new Date().toISOString(),
+      prompt: id,
+      author: await defaultAuthor(options.author),
+      reason: change.reason,
+      phase: "pre_verify",
+      direction: change.direction,
+      clause: change.clause,
+      operation: change.operation,
+      entries,
+      run_id: home.current,
+      persisted: false,
+    };
+    home.amendments.set(id, [...(home.amendments.get(id) ?? []), record]);
+    return record;
+  }
+
+  contract(target: AmendTarget, promptId: string): Promise<ContractView> {
+    const { home, id, packet } = this.#prompt(target, promptId);
+    const records = home.amendments.get(id) ?? [];
+    const enforced = replayAmendments(packet as ContractData, records);
+    return Promise.resolve(
+      contractViewOf(id, packet, enforced as Contract, [...records]),
     );
   }
 }

@@ -1,14 +1,16 @@
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import { currentRun, snapshot } from "../../../lib/control/current_run.ts";
 import { events } from "../../../lib/control/events.ts";
 import { fileTransport } from "../../../lib/control/file_transport.ts";
 import type { ControlPlane } from "../../../lib/control/plane.ts";
 import { setView } from "../../../lib/control/set_view.ts";
+import type { AmendTarget } from "../../../lib/runner/contract_transport.ts";
 import { UsageError } from "../../../lib/shared/errors.ts";
 import { acquireRunLock, type RunLock } from "../../../lib/shared/run_lock.ts";
 import {
-  type ClientHarness,
   clientContractTests,
+  type ClientHarness,
 } from "../../_helpers/client_contract.ts";
 import { MemoryTransport } from "../../_helpers/memory_transport.ts";
 import {
@@ -30,23 +32,23 @@ async function fileHarness(): Promise<ClientHarness> {
     address: root.stateRoot,
     transport: undefined,
     ref: (runId) => root.ref(runId),
-    async open(runId) {
+    async open(runId): Promise<void> {
       const plane = await root.open(runId);
       const lock = await acquireRunLock(root.stateRoot, runId);
       runs.set(runId, { plane, lock });
       await plane.promptStarted(promptStart());
     },
-    observe: (event) => runOf(event.run_id).plane.observe(event),
-    async boundary(runId) {
+    observe: (event): Promise<void> => runOf(event.run_id).plane.observe(event),
+    async boundary(runId): Promise<void> {
       await runOf(runId).plane.boundary({ idle: true });
     },
-    async close(runId, status) {
+    async close(runId, status): Promise<void> {
       const { plane, lock } = runOf(runId);
       await plane.close(status);
       await lock.release();
       runs.delete(runId);
     },
-    async die(runId) {
+    async die(runId): Promise<void> {
       // As after a SIGKILL: the plane stops where it is, and run.lock keeps
       // its record while no process holds its kernel lock any more.
       const { plane, lock } = runOf(runId);
@@ -56,7 +58,20 @@ async function fileHarness(): Promise<ClientHarness> {
       await Deno.writeTextFile(root.paths.lock, record);
       runs.delete(runId);
     },
-    async [Symbol.asyncDispose]() {
+    async contractTarget(): Promise<AmendTarget> {
+      const packet = join(root.dir, "packet");
+      await Deno.mkdir(join(packet, "prompts"), { recursive: true });
+      await Deno.writeTextFile(
+        join(packet, "prompt_runner_packet.md"),
+        "---\nprovider: simulated\n---\n",
+      );
+      await Deno.writeTextFile(
+        join(packet, "prompts", "01_notes.prompt.md"),
+        "---\nverify: {files_exist: [NOTES.md]}\n---\nWrite notes.\n",
+      );
+      return { packet_dir: packet, state_root: root.stateRoot };
+    },
+    async [Symbol.asyncDispose](): Promise<void> {
       for (const { lock } of runs.values()) await lock.release();
       await root[Symbol.asyncDispose]();
     },
@@ -74,25 +89,29 @@ function memoryHarness(
       address,
       transport,
       ref: (runId) => ({ state_root: address, run_id: runId, transport }),
-      open(runId) {
+      open(runId): Promise<void> {
         transport.open(address, testSnapshot(address, { run_id: runId }));
         return Promise.resolve();
       },
-      observe(event) {
+      observe(event): Promise<void> {
         transport.observe(address, event);
         return Promise.resolve();
       },
-      boundary(runId) {
+      boundary(runId): Promise<void> {
         transport.decide(address, runId);
         return Promise.resolve();
       },
-      close(runId, status) {
+      close(runId, status): Promise<void> {
         transport.close(address, runId, status);
         return Promise.resolve();
       },
-      die(runId) {
+      die(runId): Promise<void> {
         transport.die(address, runId);
         return Promise.resolve();
+      },
+      contractTarget(): Promise<AmendTarget> {
+        transport.prompt(address, "01", { files_exist: ["NOTES.md"] });
+        return Promise.resolve({ transport, state_root: address });
       },
       [Symbol.asyncDispose]: () => Promise.resolve(),
     });
