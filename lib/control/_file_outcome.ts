@@ -31,6 +31,18 @@ export interface RequestOutcome {
   at: string | null;
 }
 
+/** The outcome of a request no runner has taken yet. */
+export function pendingOutcome(requestId: string): RequestOutcome {
+  return {
+    request_id: requestId,
+    command: null,
+    outcome: "pending",
+    final: false,
+    reason: null,
+    at: null,
+  };
+}
+
 /**
  * Tells what became of a request from the state root's files: the final
  * outcome once one is logged, else its receipt, else `pending` while it
@@ -75,16 +87,7 @@ export async function readRequestOutcome(
   const waiting = await readTextIfExists(join(paths.requests, name), {
     within: paths.root,
   }).catch(() => null);
-  if (waiting !== null) {
-    return {
-      request_id: requestId,
-      command: null,
-      outcome: "pending",
-      final: false,
-      reason: null,
-      at: null,
-    };
-  }
+  if (waiting !== null) return pendingOutcome(requestId);
   throw new NotFoundError(
     `No request ${JSON.stringify(requestId)} in state root "${ref.state_root}"`,
     { code: "REQUEST_NOT_FOUND" },

@@ -16,7 +16,10 @@ import {
 } from "../../lib/control/amendment_log.ts";
 import type { LogEntry } from "../../lib/control/log_entry.ts";
 import type { RunRef } from "../../lib/control/paths.ts";
-import type { RequestOutcome } from "../../lib/control/request_outcome.ts";
+import {
+  pendingOutcome,
+  type RequestOutcome,
+} from "../../lib/control/_file_outcome.ts";
 import {
   type ControlRequest,
   newRequest,
@@ -344,14 +347,7 @@ export class MemoryTransport implements Transport, ContractTransport {
     const decided = run?.outcomes.get(requestId);
     if (decided !== undefined) return Promise.resolve({ ...decided });
     if (run?.pending.some((request) => request.id === requestId)) {
-      return Promise.resolve({
-        request_id: requestId,
-        command: null,
-        outcome: "pending",
-        final: false,
-        reason: null,
-        at: null,
-      });
+      return Promise.resolve(pendingOutcome(requestId));
     }
     return Promise.reject(
       new NotFoundError(

@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import { join } from "node:path";
 import { currentRun, snapshot } from "../../../lib/control/current_run.ts";
 import { events } from "../../../lib/control/events.ts";
 import { fileTransport } from "../../../lib/control/file_transport.ts";
@@ -14,6 +13,11 @@ import {
 } from "../../_helpers/client_contract.ts";
 import { MemoryTransport } from "../../_helpers/memory_transport.ts";
 import {
+  makePacket,
+  promptFile,
+  type TempPacket,
+} from "../../_helpers/temp_packet.ts";
+import {
   makeControlRoot,
   promptStart,
   testSnapshot,
@@ -23,6 +27,7 @@ import {
 async function fileHarness(): Promise<ClientHarness> {
   const root = await makeControlRoot();
   const runs = new Map<string, { plane: ControlPlane; lock: RunLock }>();
+  const packets: TempPacket[] = [];
   const runOf = (runId: string) => {
     const run = runs.get(runId);
     if (run === undefined) throw new Error(`run ${runId} is not open`);
@@ -59,19 +64,17 @@ async function fileHarness(): Promise<ClientHarness> {
       runs.delete(runId);
     },
     async contractTarget(): Promise<AmendTarget> {
-      const packet = join(root.dir, "packet");
-      await Deno.mkdir(join(packet, "prompts"), { recursive: true });
-      await Deno.writeTextFile(
-        join(packet, "prompt_runner_packet.md"),
-        "---\nprovider: simulated\n---\n",
-      );
-      await Deno.writeTextFile(
-        join(packet, "prompts", "01_notes.prompt.md"),
-        "---\nverify: {files_exist: [NOTES.md]}\n---\nWrite notes.\n",
-      );
-      return { packet_dir: packet, state_root: root.stateRoot };
+      const packet = await makePacket({
+        git: false,
+        prompts: {
+          "01_notes.prompt.md": promptFile("verify: {files_exist: [NOTES.md]}"),
+        },
+      });
+      packets.push(packet);
+      return { packet_dir: packet.dir, state_root: root.stateRoot };
     },
     async [Symbol.asyncDispose](): Promise<void> {
+      for (const packet of packets) await packet[Symbol.asyncDispose]();
       for (const { lock } of runs.values()) await lock.release();
       await root[Symbol.asyncDispose]();
     },
