@@ -90,14 +90,18 @@ export type AmendTarget =
 /**
  * How the contract calls reach a prompt's contract: one implementation per
  * transport. Each answers as the file transport does: the same records and
- * views, the same errors.
+ * views, the same errors. It is apart from the control plane's `Transport`
+ * only because contracts need the packet (a layer above the plane); one
+ * object may be both.
  */
 export interface ContractTransport {
   /** The transport's name (`file`, `memory`, …). */
   readonly name: string;
   /**
    * Records a change to a prompt's contract, durably and audited, once its
-   * entries check out against the packet.
+   * entries check out against the packet, and returns the record. A
+   * transport that sends the change to the run's machine returns once that
+   * machine has recorded it.
    *
    * @throws {UsageError} for a malformed prompt id or entry.
    * @throws {NotFoundError} for an unknown prompt or packet.
