@@ -161,3 +161,11 @@ Deno.test("a client call over one transport never reaches another: a memory run 
   // The same address through its files holds no run at all.
   await assert.rejects(currentRun(root.stateRoot), /No run recorded/);
 });
+
+Deno.test("the client API follows a run with one function, events: subscribe is gone from mod.ts", async () => {
+  const api: Record<string, unknown> = await import("../../../mod.ts");
+  assert.equal(typeof api.events, "function");
+  assert.equal("subscribe" in api, false);
+  assert.equal(typeof api.fileTransport, "object");
+  assert.equal((api.fileTransport as { name: string }).name, "file");
+});
