@@ -39,6 +39,7 @@ export type { PromptStatus } from "./lib/status/mod.ts";
 // Watching a run.
 export {
   currentRun,
+  type CurrentRunOptions,
   type EventLine,
   events,
   type EventsFrom,
@@ -51,7 +52,15 @@ export {
   type RunRef,
   type Snapshot,
   snapshot,
-  subscribe,
+} from "./lib/control/mod.ts";
+
+// The transport a run is reached through (its state root's files by default).
+export {
+  fileTransport,
+  newRequest,
+  type RequestDraft,
+  type Transport,
+  type TransportName,
 } from "./lib/control/mod.ts";
 
 // Steering a run.
@@ -70,11 +79,17 @@ export {
 // Its contract.
 export {
   amend,
+  type AmendmentChange,
+  type AmendmentOptions,
   type AmendOptions,
   type AmendTarget,
   contract,
   type ContractDiffEntry,
+  type ContractTarget,
+  type ContractTransport,
   type ContractView,
+  contractViewOf,
+  fileContracts,
   relax,
   type RelaxOptions,
 } from "./lib/contract/mod.ts";

@@ -186,14 +186,9 @@ Deno.test("one meaning per name: lib/ and mod.ts use none of the retired names",
 });
 
 Deno.test("every doc example in lib/ and mod.ts runs under deno test --doc (none is ignore)", async () => {
-  // lib/control/subscribe.ts: its examples are the events/subscribe merge's
-  // (issue 20 section 2), not yet runnable here.
-  const waived = new Set(["lib/control/subscribe.ts"]);
   const ignored: string[] = [];
   for (
-    const file of files.filter((f) =>
-      (f.startsWith("lib/") || f === "mod.ts") && !waived.has(f)
-    )
+    const file of files.filter((f) => f.startsWith("lib/") || f === "mod.ts")
   ) {
     const text = await Deno.readTextFile(join(ROOT, file));
     for (const match of text.matchAll(/```(?:ts|typescript|js)\b([^\n]*)/g)) {

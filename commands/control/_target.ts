@@ -6,7 +6,7 @@
 
 // Files, not the lib barrels: every control command starts here.
 import type { RunRef } from "../../lib/control/paths.ts";
-import { currentRun } from "../../lib/control/snapshot.ts";
+import { currentRun } from "../../lib/control/current_run.ts";
 import { UsageError } from "../../lib/shared/errors.ts";
 import { resolve } from "../../lib/shared/posix_path.ts";
 import {

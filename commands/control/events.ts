@@ -8,7 +8,7 @@ import {
   eventLineBatches,
   type EventsFrom,
   eventTextBatches,
-} from "../../lib/control/subscribe.ts";
+} from "../../lib/control/events.ts";
 import { createRenderer } from "../../lib/render/create_renderer.ts";
 import { terminalSink } from "../../lib/render/sinks.ts";
 import { UsageError } from "../../lib/shared/errors.ts";

@@ -6,7 +6,8 @@
 
 // Files, not the lib barrels: a status poller starts this often, and loads
 // only what it uses.
-import { currentSnapshot, type Snapshot } from "../../lib/control/snapshot.ts";
+import { currentSnapshot } from "../../lib/control/current_run.ts";
+import type { Snapshot } from "../../lib/control/snapshot.ts";
 import {
   paint,
   terminalSafe,

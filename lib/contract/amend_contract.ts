@@ -8,16 +8,10 @@
  */
 
 import type { AmendmentRecord } from "../control/amendment_log.ts";
-import {
-  checkEntry,
-  type Clause,
-  CLAUSES,
-  isClause,
-} from "../packet/contract.ts";
-import type { Packet } from "../packet/packet.ts";
+import { type Clause, CLAUSES, isClause } from "../packet/contract.ts";
 import { UsageError } from "../shared/errors.ts";
-import { type AmendTarget, resolvePrompt } from "./amendment_target.ts";
-import { recordAmendment } from "./record_amendment.ts";
+import type { AmendTarget } from "./contract_transport.ts";
+import { contractTransportOf } from "./file_contracts.ts";
 
 /** Options for {@linkcode amend}. */
 export interface AmendOptions {
@@ -85,31 +79,6 @@ function checkClause(clause: unknown): Clause {
   return clause;
 }
 
-function checkEntries(
-  clause: Clause,
-  entries: unknown,
-  packet: Packet,
-): unknown[] {
-  if (!Array.isArray(entries) || entries.length === 0) {
-    throw new UsageError(`Name at least one ${clause} entry`, {
-      code: "NO_ENTRIES",
-    });
-  }
-  const repos = packet.repos.map((repo) => repo.name);
-  return entries.map((entry) => {
-    try {
-      return checkEntry(clause, entry, repos);
-    } catch (error) {
-      throw new UsageError(
-        `Invalid ${clause} entry ${JSON.stringify(entry)}: ${
-          (error as Error).message
-        }`,
-        { code: "INVALID_ENTRY" },
-      );
-    }
-  });
-}
-
 /**
  * Adds requirements to a prompt's contract. The amendment is recorded (and
  * synced) in the state root's `amendments/<prompt>.jsonl` and its audit log;
@@ -170,19 +139,13 @@ export async function amend(
 ): Promise<AmendmentRecord> {
   const reason = checkReason(options.reason);
   const clause = checkClause(options.clause);
-  const resolved = await resolvePrompt(target, promptId);
-  const entries = checkEntries(clause, options.entries, resolved.packet);
-  return await recordAmendment(
-    resolved,
-    {
-      direction: "add",
-      clause,
-      operation: "add",
-      entries,
-      reason,
-    },
-    options,
-  );
+  return await contractTransportOf(target).recordAmendment(target, promptId, {
+    direction: "add",
+    clause,
+    operation: "add",
+    entries: options.entries,
+    reason,
+  }, options);
 }
 
 /**
@@ -244,19 +207,11 @@ export async function relax(
   }
   const reason = checkReason(options.reason);
   const clause = checkClause(options.clause);
-  const resolved = await resolvePrompt(target, promptId);
-  const entries = options.entries === undefined
-    ? []
-    : checkEntries(clause, options.entries, resolved.packet);
-  return await recordAmendment(
-    resolved,
-    {
-      direction: "relax",
-      clause,
-      operation: options.entries === undefined ? "drop" : "replace",
-      entries,
-      reason,
-    },
-    options,
-  );
+  return await contractTransportOf(target).recordAmendment(target, promptId, {
+    direction: "relax",
+    clause,
+    operation: options.entries === undefined ? "drop" : "replace",
+    entries: options.entries ?? [],
+    reason,
+  }, options);
 }

@@ -11,11 +11,7 @@ import { normalizePromptId } from "../packet/prompt_id.ts";
 import { NotFoundError, UsageError } from "../shared/errors.ts";
 import { locateRunTarget, type RunTarget } from "../workspace/run_location.ts";
 
-/**
- * Where an amendment applies: a packet directory (its state root is
- * `PACKET/.prompt_runner`), or a packet with an explicit state root.
- */
-export type AmendTarget = RunTarget;
+export type { AmendTarget } from "./contract_transport.ts";
 
 /** A prompt to amend, its packet, and the state root its amendments live in. */
 export interface Resolved {
@@ -47,7 +43,7 @@ export function checkPromptId(promptId: unknown): string {
  * @throws {NotFoundError} for an unknown packet or prompt.
  */
 export async function resolvePrompt(
-  target: AmendTarget,
+  target: RunTarget,
   promptId: string,
 ): Promise<Resolved> {
   const id = checkPromptId(promptId);

@@ -1,70 +1,15 @@
 /**
  * A prompt's contract as the packet states it and as runs enforce it, with
- * every amendment and the diff between the two (`control contract`).
+ * every amendment and the diff between the two (`control contract`), read
+ * through the target's contract transport.
  *
  * @module
  */
 
-import type {
-  AmendmentRecord,
-  ContractData,
-} from "../control/amendment_log.ts";
-import { type Contract, describeEntry } from "../packet/contract.ts";
-import { type AmendTarget, resolvePrompt } from "./amendment_target.ts";
-import { promptContract } from "./enforced_contract.ts";
+import type { ContractView } from "./contract_transport.ts";
+import { type AmendTarget, contractTransportOf } from "./file_contracts.ts";
 
-/** One line of a contract diff. */
-export interface ContractDiffEntry {
-  /** Kept, added by amendments, or removed by them. */
-  change: "same" | "added" | "removed";
-  /** The clause. */
-  clause: string;
-  /** The entry's label (its path, or `key=value` pairs). */
-  entry: string;
-}
-
-/** A prompt's contract as the packet states it and as runs enforce it. */
-export interface ContractView {
-  /** The prompt. */
-  prompt_id: string;
-  /** The contract in the prompt file. */
-  packet: Contract;
-  /** The contract every run from this state root enforces. */
-  enforced: Contract;
-  /** Every amendment of the prompt, oldest first (persisted ones included). */
-  amendments: AmendmentRecord[];
-  /** The packet contract against the enforced one, clause by clause. */
-  diff: ContractDiffEntry[];
-}
-
-function diffContracts(before: Contract, after: Contract): ContractDiffEntry[] {
-  const a = before as ContractData;
-  const b = after as ContractData;
-  const clauses = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
-  const diff: ContractDiffEntry[] = [];
-  for (const clause of clauses) {
-    const left = (a[clause] ?? []).map(describeEntry);
-    const right = (b[clause] ?? []).map(describeEntry);
-    const remaining = [...right];
-    const removed: string[] = [];
-    for (const label of left) {
-      const index = remaining.indexOf(label);
-      if (index >= 0) {
-        remaining.splice(index, 1);
-        diff.push({ change: "same", clause, entry: label });
-      } else {
-        removed.push(label);
-      }
-    }
-    for (const label of removed) {
-      diff.push({ change: "removed", clause, entry: label });
-    }
-    for (const label of remaining) {
-      diff.push({ change: "added", clause, entry: label });
-    }
-  }
-  return diff;
-}
+export type { ContractDiffEntry, ContractView } from "./contract_transport.ts";
 
 /**
  * Shows a prompt's contract: the packet's, the enforced one (with the state
@@ -111,17 +56,5 @@ export async function contract(
   target: AmendTarget,
   promptId: string,
 ): Promise<ContractView> {
-  const { packet, prompt, stateRoot } = await resolvePrompt(target, promptId);
-  const current = await promptContract(prompt, {
-    stateRoot,
-    repos: packet.repos.map((repo) => repo.name),
-    packetDir: packet.dir,
-  });
-  return {
-    prompt_id: prompt.id,
-    packet: current.packet,
-    enforced: current.contract,
-    amendments: current.records,
-    diff: diffContracts(current.packet, current.contract),
-  };
+  return await contractTransportOf(target).contract(target, promptId);
 }

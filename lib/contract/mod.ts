@@ -13,12 +13,18 @@ export {
   relax,
   type RelaxOptions,
 } from "./amend_contract.ts";
-export type { AmendTarget } from "./amendment_target.ts";
-export {
-  contract,
-  type ContractDiffEntry,
-  type ContractView,
-} from "./contract_view.ts";
+export type {
+  AmendmentChange,
+  AmendmentOptions,
+  AmendTarget,
+  ContractDiffEntry,
+  ContractTarget,
+  ContractTransport,
+  ContractView,
+} from "./contract_transport.ts";
+export { contract } from "./contract_view.ts";
+export { contractViewOf } from "./contract_diff.ts";
+export { fileContracts } from "./file_contracts.ts";
 export {
   type EnforcedContract,
   enforcedContract,

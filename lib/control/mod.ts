@@ -1,20 +1,29 @@
 /**
  * The control plane: a live run's snapshot, events and audit log, and the
- * requests (view changes, steers) other processes send it, all through files
- * in the run's state root.
+ * requests (view changes, steers) other processes send it, through the
+ * run's transport (the files in its state root unless its reference names
+ * another).
  *
  * @module
  */
 
-export { type ControlPaths, controlPaths, type RunRef } from "./paths.ts";
+export {
+  type ControlPaths,
+  controlPaths,
+  type RunRef,
+  type TransportName,
+} from "./paths.ts";
+export type { FollowLogOptions, RequestDraft, Transport } from "./transport.ts";
+export { fileTransport } from "./file_transport.ts";
 export {
   currentRun,
+  type CurrentRunOptions,
   currentSnapshot,
-  type Snapshot,
   snapshot,
-} from "./snapshot.ts";
+} from "./current_run.ts";
+export { type Snapshot } from "./snapshot.ts";
 export { type LogEntry, type Outcome } from "./log_entry.ts";
-export { followLog, type FollowLogOptions, log } from "./read_log.ts";
+export { followLog, log } from "./read_log.ts";
 export {
   type EventLine,
   eventLineBatches,
@@ -23,8 +32,7 @@ export {
   type EventsFrom,
   type EventsOptions,
   eventTextBatches,
-  subscribe,
-} from "./subscribe.ts";
+} from "./events.ts";
 export { setView } from "./set_view.ts";
 export {
   checkSteerText,
@@ -35,6 +43,7 @@ export {
 export {
   type ControlRequest,
   defaultAuthor,
+  newRequest,
   type RequestOptions,
   type SentRequest,
 } from "./request.ts";

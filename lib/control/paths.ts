@@ -6,12 +6,34 @@
 
 import { join } from "../shared/posix_path.ts";
 
-/** A reference to one run: its state root and its id. */
+/**
+ * A reference to one run: where it lives, its id, and the transport it is
+ * reached through. A plain `{ state_root, run_id }` names a run in a state
+ * root on this machine, reached through its files.
+ */
 export interface RunRef {
-  /** The state root holding the run (`PACKET/.prompt_runner` by default). */
+  /**
+   * The state root holding the run (`PACKET/.prompt_runner` by default); for
+   * a run reached through another transport, the address that transport
+   * gives the run's home.
+   */
   state_root: string;
   /** The run's id. */
   run_id: string;
+  /**
+   * The transport the run is reached through (a `Transport`); absent: the
+   * file transport, the state root's files.
+   */
+  transport?: TransportName;
+}
+
+/**
+ * What a {@linkcode RunRef} holds to name its transport: the transport
+ * itself (a `Transport`, which has this name), seen here by its name only.
+ */
+export interface TransportName {
+  /** The transport's name (`file`, `memory`, …), for messages. */
+  readonly name: string;
 }
 
 /** The control plane's paths in a state root. */

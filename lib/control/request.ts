@@ -26,7 +26,12 @@ import { readRunLock } from "../shared/run_lock.ts";
 import { appendLogEntry } from "./log_entry.ts";
 import { type ControlPaths, controlPaths, type RunRef } from "./paths.ts";
 import { publishReceipt, readReceipt, type Receipt } from "./receipt.ts";
-import { readSnapshotFile, type Snapshot, snapshot } from "./snapshot.ts";
+import {
+  readSnapshotFile,
+  readStateRootSnapshot,
+  type Snapshot,
+  snapshotOfRun,
+} from "./snapshot.ts";
 import { MAX_REQUEST_BYTES } from "./_request_files.ts";
 
 export { MAX_REQUEST_BYTES };
@@ -130,7 +135,10 @@ export async function defaultAuthor(author?: string): Promise<string> {
  * @throws {StateError} naming the run's status when it is not running.
  */
 export async function requireRunning(ref: RunRef): Promise<Snapshot> {
-  const current = await snapshot(ref);
+  const current = snapshotOfRun(
+    await readStateRootSnapshot(ref.state_root),
+    ref,
+  );
   if (current.status !== "running") {
     throw new StateError(
       `Run ${ref.run_id} is ${current.status}, not running`,
@@ -175,27 +183,20 @@ async function checkWritable(paths: ControlPaths): Promise<void> {
 }
 
 /**
- * Writes a request into `requests/` durably (a dot-temp file is synced and
- * then linked into place, never replacing an existing request), then makes
- * sure someone will decide it: when the run ended while the request was
- * being written, the client settles it itself (receipt and log entry,
- * `rejected`) and says so.
+ * Makes a request for a run, as every transport sends it: a new id, the
+ * author, the time, and its JSON line.
  *
  * @throws {UsageError} when the request is larger than {@linkcode MAX_REQUEST_BYTES}.
- * @throws {StateError} when it cannot be written, or the run ended before
- * it could be applied.
  */
-export async function writeRequest(
+export async function newRequest(
   ref: RunRef,
   command: string,
   params: Record<string, unknown>,
   options: RequestOptions & { prompt_id?: string } = {},
-): Promise<SentRequest> {
-  const paths = controlPaths(ref.state_root);
-  const id = newId();
+): Promise<{ request: ControlRequest; text: string }> {
   const request: ControlRequest = {
     v: 1,
-    id,
+    id: newId(),
     command,
     params,
     run_id: ref.run_id,
@@ -220,6 +221,29 @@ export async function writeRequest(
       },
     );
   }
+  return { request, text };
+}
+
+/**
+ * Writes a request into `requests/` durably (a dot-temp file is synced and
+ * then linked into place, never replacing an existing request), then makes
+ * sure someone will decide it: when the run ended while the request was
+ * being written, the client settles it itself (receipt and log entry,
+ * `rejected`) and says so.
+ *
+ * @throws {UsageError} when the request is larger than {@linkcode MAX_REQUEST_BYTES}.
+ * @throws {StateError} when it cannot be written, or the run ended before
+ * it could be applied.
+ */
+export async function writeRequest(
+  ref: RunRef,
+  command: string,
+  params: Record<string, unknown>,
+  options: RequestOptions & { prompt_id?: string } = {},
+): Promise<SentRequest> {
+  const paths = controlPaths(ref.state_root);
+  const { request, text } = await newRequest(ref, command, params, options);
+  const id = request.id;
   const name = `${id}.json`;
   try {
     await checkWritable(paths);

@@ -1,35 +1,15 @@
 /**
- * What became of a request: read from the audit log, the receipts and
- * `requests/`, never touching the run.
+ * What became of a request, read through the run's transport, never
+ * touching the run.
  *
  * @module
  */
 
-import { join } from "node:path";
-import { NotFoundError } from "../shared/errors.ts";
-import { readTextIfExists } from "../shared/files.ts";
-import { type Outcome, readLogFile } from "./log_entry.ts";
-import { controlPaths, type RunRef } from "./paths.ts";
-import { readReceipt } from "./receipt.ts";
+import type { RequestOutcome } from "./_file_outcome.ts";
+import { transportOf } from "./_transport_of.ts";
+import type { RunRef } from "./paths.ts";
 
-/** What became of a request. */
-export interface RequestOutcome {
-  /** The request's id. */
-  request_id: string;
-  /** Its command, once decided (`null` while it waits). */
-  command: string | null;
-  /**
-   * `pending` while it waits in `requests/`; `accepted` while a steer waits
-   * for its lane; then `applied` or `rejected`, which are final.
-   */
-  outcome: Outcome | "pending";
-  /** Whether the outcome is final. */
-  final: boolean;
-  /** Why it was refused, or a note. */
-  reason: string | null;
-  /** When the outcome was recorded, or `null` while pending. */
-  at: string | null;
-}
+export type { RequestOutcome } from "./_file_outcome.ts";
 
 /**
  * Tells what became of a request: the final outcome (`applied` or
@@ -83,51 +63,5 @@ export async function requestOutcome(
   ref: RunRef,
   requestId: string,
 ): Promise<RequestOutcome> {
-  const paths = controlPaths(ref.state_root);
-  const entries = (await readLogFile(paths)).filter((entry) =>
-    entry.request_id === requestId
-  );
-  const final = entries.findLast((entry) =>
-    entry.outcome === "applied" || entry.outcome === "rejected"
-  );
-  const name = `${requestId}.json`;
-  const latest = final ?? entries.at(-1);
-  if (latest !== undefined) {
-    return {
-      request_id: requestId,
-      command: latest.command,
-      outcome: latest.outcome,
-      final: final !== undefined,
-      reason: latest.reason,
-      at: latest.at,
-    };
-  }
-  const receipt = await readReceipt(paths, name);
-  if (receipt !== null) {
-    return {
-      request_id: requestId,
-      command: receipt.command,
-      outcome: receipt.outcome,
-      final: receipt.outcome !== "accepted",
-      reason: receipt.reason,
-      at: receipt.recorded_at,
-    };
-  }
-  const waiting = await readTextIfExists(join(paths.requests, name), {
-    within: paths.root,
-  }).catch(() => null);
-  if (waiting !== null) {
-    return {
-      request_id: requestId,
-      command: null,
-      outcome: "pending",
-      final: false,
-      reason: null,
-      at: null,
-    };
-  }
-  throw new NotFoundError(
-    `No request ${JSON.stringify(requestId)} in state root "${ref.state_root}"`,
-    { code: "REQUEST_NOT_FOUND" },
-  );
+  return await transportOf(ref).requestOutcome(ref, requestId);
 }

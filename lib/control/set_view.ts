@@ -5,13 +5,9 @@
  */
 
 import { parseViewSettings, type ViewSettings } from "../shared/view.ts";
+import { transportOf } from "./_transport_of.ts";
 import type { RunRef } from "./paths.ts";
-import {
-  type RequestOptions,
-  requireRunning,
-  type SentRequest,
-  writeRequest,
-} from "./request.ts";
+import type { RequestOptions, SentRequest } from "./request.ts";
 
 /**
  * Asks a live run to change its view. The settings are checked first and a
@@ -58,6 +54,9 @@ export async function setView(
   options: RequestOptions = {},
 ): Promise<SentRequest> {
   const view = parseViewSettings(settings);
-  await requireRunning(ref);
-  return await writeRequest(ref, "set_view", { ...view }, options);
+  return await transportOf(ref).submit(ref, {
+    ...options,
+    command: "set_view",
+    params: { ...view },
+  });
 }

@@ -1,6 +1,6 @@
 /**
  * `snapshot.json`: the run's current state, replaced atomically, and the
- * client reads of it.
+ * file transport's reads of it.
  *
  * @module
  */
@@ -204,107 +204,12 @@ export async function readSnapshotFile(
 }
 
 /**
- * Returns a reference to the newest run recorded in a state root, running or
- * finished.
+ * The snapshot of `ref` from its state root's newest one (`null`: none).
  *
- * Requires `--allow-read` permission.
- *
- * @param stateRoot The state root (`PACKET/.prompt_runner` for a packet run).
- * @returns The run's reference.
- * @throws {NotFoundError} when no run was ever recorded there.
- *
- * @example Usage
- * ```ts
- * import { currentRun } from "@prompt-runner/prompt-runner";
- * import assert from "node:assert/strict";
- *
- * const root = await Deno.makeTempDir();
- * await assert.rejects(currentRun(root), /No run recorded/);
- * await Deno.remove(root, { recursive: true });
- * ```
- */
-export async function currentRun(stateRoot: string): Promise<RunRef> {
-  const snapshot = await readSnapshotFile(
-    controlPaths(stateRoot).snapshot,
-    stateRoot,
-  );
-  if (snapshot === null) {
-    throw new NotFoundError(`No run recorded in state root "${stateRoot}"`, {
-      code: "RUN_NOT_FOUND",
-      hint: "Start one with 'prompt_runner run PACKET'",
-    });
-  }
-  return { state_root: stateRoot, run_id: snapshot.run_id };
-}
-
-/**
- * Reads the snapshot of a state root's newest run, whichever run that is:
- * one read, so a poll that lands while one run hands the state root to the
- * next never fails. Reads never touch the run.
- *
- * Requires `--allow-read` permission.
- *
- * @param stateRoot The state root.
- * @returns The newest run's snapshot.
- * @throws {NotFoundError} when no run was ever recorded there.
- * @throws {StateError} when the snapshot cannot be read.
- *
- * @example Usage
- * ```ts
- * import { currentSnapshot } from "./mod.ts";
- * import assert from "node:assert/strict";
- *
- * const root = await Deno.makeTempDir();
- * await assert.rejects(currentSnapshot(root), /No run recorded/);
- * await Deno.remove(root, { recursive: true });
- * ```
- */
-export async function currentSnapshot(stateRoot: string): Promise<Snapshot> {
-  const current = await readSnapshotFile(
-    controlPaths(stateRoot).snapshot,
-    stateRoot,
-  );
-  if (current === null) {
-    throw new NotFoundError(`No run recorded in state root "${stateRoot}"`, {
-      code: "RUN_NOT_FOUND",
-      hint: "Start one with 'prompt_runner run PACKET'",
-    });
-  }
-  return current;
-}
-
-/**
- * Reads a run's snapshot. Reads never touch the run.
- *
- * Requires `--allow-read` permission.
- *
- * @param ref The run.
- * @returns Its snapshot.
  * @throws {NotFoundError} when the state root has no run.
  * @throws {StateError} when a newer run has replaced this one (a stale ref).
- *
- * @example The state of a run that has ended
- * ```ts
- * import { currentRun, runPacket, snapshot } from "@prompt-runner/prompt-runner";
- * import assert from "node:assert/strict";
- *
- * const dir = await Deno.makeTempDir();
- * await Deno.mkdir(`${dir}/prompts`);
- * await Deno.writeTextFile(`${dir}/prompt_runner_packet.md`, "---\nprovider: simulated\n---\n");
- * await Deno.writeTextFile(`${dir}/prompts/01_hi.prompt.md`, "---\nverify: {}\n---\nHi.\n");
- * await runPacket(dir, { output: { write: () => Promise.resolve() } });
- * const ref = await currentRun(`${dir}/.prompt_runner`);
- * const state = await snapshot(ref);
- * assert.equal(state.status, "completed");
- * assert.equal(state.run_id, ref.run_id);
- * await Deno.remove(dir, { recursive: true });
- * ```
  */
-export async function snapshot(ref: RunRef): Promise<Snapshot> {
-  const current = await readSnapshotFile(
-    controlPaths(ref.state_root).snapshot,
-    ref.state_root,
-  );
+export function snapshotOfRun(current: Snapshot | null, ref: RunRef): Snapshot {
   if (current === null) {
     throw new NotFoundError(
       `No run recorded in state root "${ref.state_root}"`,
@@ -320,4 +225,16 @@ export async function snapshot(ref: RunRef): Promise<Snapshot> {
     );
   }
   return current;
+}
+
+/**
+ * Reads the snapshot of the newest run in a state root, or `null` when none
+ * was ever recorded there.
+ *
+ * @throws {StateError} when it is not JSON, not a run snapshot, or not a file.
+ */
+export async function readStateRootSnapshot(
+  stateRoot: string,
+): Promise<Snapshot | null> {
+  return await readSnapshotFile(controlPaths(stateRoot).snapshot, stateRoot);
 }

@@ -5,13 +5,12 @@
  */
 
 import { UsageError } from "../shared/errors.ts";
+import { transportOf } from "./_transport_of.ts";
 import type { RunRef } from "./paths.ts";
 import {
   MAX_REQUEST_BYTES,
   type RequestOptions,
-  requireRunning,
   type SentRequest,
-  writeRequest,
 } from "./request.ts";
 
 /** Options for {@linkcode steer}. */
@@ -130,9 +129,11 @@ export async function steer(
     }
     promptId = String(Number(options.promptId.trim())).padStart(2, "0");
   }
-  await requireRunning(ref);
-  return await writeRequest(ref, "steer", { text: trimmed }, {
-    ...options,
+  const { promptId: _named, ...rest } = options;
+  return await transportOf(ref).submit(ref, {
+    ...rest,
+    command: "steer",
+    params: { text: trimmed },
     ...(promptId === undefined ? {} : { prompt_id: promptId }),
   });
 }

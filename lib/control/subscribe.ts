@@ -1,5 +1,6 @@
 /**
- * Subscribing to a run's events from another process: replay (streamed in
+ * The file transport's events: following a run's events file from another
+ * process: replay (streamed in
  * bounded batches, or from a `seq` found by seeking), then follow, until
  * `run_finished`; an error when the runner is gone or another run took over.
  *
@@ -19,7 +20,6 @@
 import { basename, join } from "../shared/posix_path.ts";
 import { NotFoundError, RunLostError, StateError } from "../shared/errors.ts";
 import { openExisting } from "../shared/files.ts";
-import type { RunEvent } from "../shared/events.ts";
 import {
   followedRunState,
   type RunLiveness,
@@ -41,7 +41,7 @@ export type { EventLine } from "./_event_text.ts";
 /** Where to start following. */
 export type EventsFrom = "start" | "current" | number;
 
-/** Options for {@linkcode subscribe}, {@linkcode events} and {@linkcode eventLines}. */
+/** Options for `events`, `eventLines` and `eventLineBatches`. */
 export interface EventsOptions {
   /**
    * `start` replays every event (the default), `current` delivers only
@@ -222,53 +222,10 @@ function endingOf(ref: RunRef, now: Ended): RunLostError {
 }
 
 /**
- * Follows a run's events as stored lines, in batches: replays, then follows
- * the file, woken by file-system notifications with a slow poll as a safety
- * net. A batch holds the complete lines read at once (at most about
- * 120 KiB of them), so memory stays flat however long the stream is.
- * Every event is delivered once, in `seq` order, never a partial line. The
- * iteration ends after `run_finished`.
- *
- * Requires `--allow-read`.
- *
- * @param ref The run to follow.
- * @param options Where to start, and a signal to stop early.
- * @returns Batches (never empty) of events with their stored lines.
- * @throws {NotFoundError} when the state root has no record of the run.
- * @throws {RunLostError} when the runner is gone, or another run took over
- * the state root, before `run_finished`.
- *
- * @example Usage
- * ```ts
- * import {
- *   currentRun,
- *   eventLineBatches,
- *   runPacket,
- * } from "@prompt-runner/prompt-runner";
- * import assert from "node:assert/strict";
- *
- * const dir = await Deno.makeTempDir();
- * await Deno.mkdir(`${dir}/prompts`);
- * await Deno.writeTextFile(
- *   `${dir}/prompt_runner_packet.md`,
- *   "---\nprovider: simulated\n---\n",
- * );
- * await Deno.writeTextFile(
- *   `${dir}/prompts/01_hello.prompt.md`,
- *   "---\nsimulate: {attempts: [{messages: [hi]}]}\n---\nSay hi.\n",
- * );
- * await runPacket(dir, {});
- * const ref = await currentRun(`${dir}/.prompt_runner`);
- * const seqs: number[] = [];
- * for await (const batch of eventLineBatches(ref, { from: "start" })) {
- *   for (const { event } of batch) seqs.push(event.seq);
- * }
- * assert.equal(seqs[0], 1);
- * assert.equal(seqs.length, seqs.at(-1));
- * await Deno.remove(dir, { recursive: true });
- * ```
+ * Follows a run's events in its state root as stored lines, in batches: the
+ * file transport's `Transport.eventLineBatches`.
  */
-export function eventLineBatches(
+export function fileEventLineBatches(
   ref: RunRef,
   options: EventsOptions = {},
 ): AsyncGenerator<EventLine[]> {
@@ -279,21 +236,10 @@ export function eventLineBatches(
 }
 
 /**
- * Follows a run's events as their stored text: the lines
- * {@linkcode eventLineBatches} delivers, each with its newline, unchanged,
- * a batch at a time, without parsing lines in the shape the plane writes.
- * For printing the stream as it is stored.
- *
- * Requires `--allow-read`.
- *
- * @param ref The run to follow.
- * @param options Where to start, and a signal to stop early.
- * @returns Batches (never empty) of whole lines.
- * @throws {NotFoundError} when the state root has no record of the run.
- * @throws {RunLostError} when the runner is gone, or another run took over
- * the state root, before `run_finished`.
+ * Follows a run's events in its state root as their stored text: the file
+ * transport's `Transport.eventTextBatches`.
  */
-export function eventTextBatches(
+export function fileEventTextBatches(
   ref: RunRef,
   options: EventsOptions = {},
 ): AsyncGenerator<string> {
@@ -305,80 +251,3 @@ export function eventTextBatches(
     };
   });
 }
-
-/**
- * Follows a run's events as stored lines, one at a time: what
- * {@linkcode eventLineBatches} delivers, unbatched.
- *
- * Requires `--allow-read`.
- *
- * @param ref The run to follow.
- * @param options Where to start, and a signal to stop early.
- * @returns The events with their stored lines.
- * @throws {NotFoundError} when the state root has no record of the run.
- * @throws {RunLostError} when the runner is gone, or another run took over
- * the state root, before `run_finished`.
- */
-export async function* eventLines(
-  ref: RunRef,
-  options: EventsOptions = {},
-): AsyncGenerator<EventLine> {
-  for await (const batch of eventLineBatches(ref, options)) yield* batch;
-}
-
-/**
- * Follows a run's events: replay (from the start by default, from the
- * current position, or from a `seq`), then follow, ending after
- * `run_finished`. Reads never touch the run.
- *
- * Requires `--allow-read`.
- *
- * @param ref The run to follow.
- * @param options Where to start, and a signal to stop early.
- * @returns An async iterable of events.
- * @throws {RunLostError} when the runner is gone, or another run took over
- * the state root, before `run_finished`.
- *
- * @example Usage
- * ```ts ignore
- * import { currentRun, subscribe } from "@prompt-runner/prompt-runner";
- *
- * const ref = await currentRun("examples/demo/.prompt_runner");
- * for await (const event of subscribe(ref, { from: "current" })) {
- *   console.log(event.seq, event.type);
- * }
- * ```
- */
-export async function* subscribe(
-  ref: RunRef,
-  options: EventsOptions = {},
-): AsyncGenerator<RunEvent> {
-  for await (const batch of eventLineBatches(ref, options)) {
-    for (const { event } of batch) yield event;
-  }
-}
-
-/**
- * Follows a run's events: the same as {@linkcode subscribe}, under the name
- * the design uses for it.
- *
- * Requires `--allow-read`.
- *
- * @param ref The run to follow.
- * @param options Where to start, and a signal to stop early.
- * @returns An async iterable of events.
- * @throws {RunLostError} when the runner is gone, or another run took over
- * the state root, before `run_finished`.
- *
- * @example Usage
- * ```ts ignore
- * import { currentRun, events } from "@prompt-runner/prompt-runner";
- *
- * const ref = await currentRun("examples/demo/.prompt_runner");
- * for await (const event of events(ref)) console.log(event.seq, event.type);
- * ```
- */
-export const events: (
-  ref: RunRef,
-  options?: EventsOptions,
-) => AsyncGenerator<RunEvent> = subscribe;

@@ -7,7 +7,7 @@
 
 import { resolve } from "../shared/posix_path.ts";
 import { NotFoundError, StateError, UsageError } from "../shared/errors.ts";
-import { currentSnapshot } from "../control/snapshot.ts";
+import { currentSnapshot } from "../control/current_run.ts";
 import type { StateHomeOptions } from "./state_home.ts";
 import {
   isWithin,

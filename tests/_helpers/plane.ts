@@ -208,11 +208,28 @@ export async function writeSnapshotFile(
   paths: ControlPaths,
   overrides: Partial<Snapshot> & { run_id: string },
 ): Promise<void> {
+  const snapshot = testSnapshot(paths.root, overrides);
+  await Deno.mkdir(paths.archive, { recursive: true });
+  await Deno.mkdir(paths.requests, { recursive: true });
+  await Deno.writeTextFile(
+    paths.snapshot,
+    JSON.stringify(snapshot, null, 2) + "\n",
+  );
+}
+
+/**
+ * A snapshot as a runner of `stateRoot` writes it: `overrides` set the run,
+ * its status and its heartbeat (`updated_at`, now by default).
+ */
+export function testSnapshot(
+  stateRoot: string,
+  overrides: Partial<Snapshot> & { run_id: string },
+): Snapshot {
   const now = new Date().toISOString();
-  const snapshot: Snapshot = {
+  return {
     v: 1,
     packet: "test-packet",
-    packet_dir: join(paths.root, ".."),
+    packet_dir: join(stateRoot, ".."),
     status: "running",
     prompt_id: "01",
     prompt_name: "prompt 01",
@@ -242,12 +259,6 @@ export async function writeSnapshotFile(
     prompt_ids: null,
     ...overrides,
   };
-  await Deno.mkdir(paths.archive, { recursive: true });
-  await Deno.mkdir(paths.requests, { recursive: true });
-  await Deno.writeTextFile(
-    paths.snapshot,
-    JSON.stringify(snapshot, null, 2) + "\n",
-  );
 }
 
 /** Appends text to a file as is (creating it). */

@@ -6,7 +6,7 @@ import {
   MAX_REQUEST_BYTES,
 } from "../../../lib/control/request.ts";
 import { setView } from "../../../lib/control/set_view.ts";
-import { currentRun, snapshot } from "../../../lib/control/snapshot.ts";
+import { currentRun, snapshot } from "../../../lib/control/current_run.ts";
 import { MAX_STEER_BYTES, steer } from "../../../lib/control/steer.ts";
 import {
   NotFoundError,

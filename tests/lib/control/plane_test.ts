@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { events } from "../../../lib/control/subscribe.ts";
+import { events } from "../../../lib/control/events.ts";
 import type { LogEntry } from "../../../lib/control/log_entry.ts";
 import { MAX_REQUEST_BYTES } from "../../../lib/control/plane.ts";
 import { writeRequest } from "../../../lib/control/request.ts";

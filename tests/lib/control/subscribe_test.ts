@@ -4,7 +4,7 @@ import {
   eventLines,
   events,
   eventTextBatches,
-} from "../../../lib/control/subscribe.ts";
+} from "../../../lib/control/events.ts";
 import { NotFoundError, RunLostError } from "../../../lib/shared/errors.ts";
 import type { RunEvent } from "../../../lib/shared/events.ts";
 import { acquireRunLock } from "../../../lib/shared/run_lock.ts";

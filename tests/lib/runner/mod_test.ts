@@ -5,7 +5,7 @@
 
 import assert from "node:assert/strict";
 import { controlPaths } from "../../../lib/control/paths.ts";
-import { snapshot } from "../../../lib/control/snapshot.ts";
+import { snapshot } from "../../../lib/control/current_run.ts";
 import { runPacket } from "../../../lib/runner/mod.ts";
 import { runPacket as runWithPlane } from "../../../lib/runner/run_packet.ts";
 import type { OpenPlane } from "../../../lib/runner/run_options.ts";
