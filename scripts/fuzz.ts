@@ -29,7 +29,7 @@
 import { defaultStateRoot } from "../lib/workspace/mod.ts";
 import { join, relative } from "node:path";
 import { receiptFileName, requestIdOf } from "../lib/control/paths.ts";
-import { makeRepo } from "../tests/_helpers/temp_packet.ts";
+import { makeRepo } from "./_harness/repo.ts";
 import {
   formatCount,
   leftoverProcesses,
@@ -40,7 +40,7 @@ import {
   sleep,
   spawnCli,
   Violations,
-} from "./_harness.ts";
+} from "./_harness/mod.ts";
 import { fuzzDashboard } from "./fuzz_dashboard.ts";
 
 const PROMPTS = [

@@ -28,9 +28,9 @@
 // deno-lint-ignore-file no-console
 
 import { join } from "node:path";
-import { rootKey } from "../tests/_helpers/serve_process.ts";
+import { rootKey } from "./_harness/serve.ts";
 import type { FloodTally } from "./_fuzz_flood_worker.ts";
-import { cliArgs } from "../tests/_helpers/run_cli.ts";
+import { cliArgs } from "./_harness/cli.ts";
 import {
   formatCount,
   LineReader,
@@ -40,7 +40,7 @@ import {
   type ScriptFlags,
   sleep,
   Violations,
-} from "./_harness.ts";
+} from "./_harness/mod.ts";
 
 /** The dashboard's documented limits (README "Dashboard"). */
 const HEADERS_TIMEOUT_MS = 10_000;

@@ -25,7 +25,7 @@
 
 import { defaultStateRoot } from "../lib/workspace/mod.ts";
 import { join } from "node:path";
-import { makeRepo } from "../tests/_helpers/temp_packet.ts";
+import { makeRepo } from "./_harness/repo.ts";
 import {
   type CliResult,
   formatCount,
@@ -38,7 +38,7 @@ import {
   sleep,
   spawnCli,
   Violations,
-} from "./_harness.ts";
+} from "./_harness/mod.ts";
 
 const WRITERS = 8;
 const FOLLOWERS = 4;

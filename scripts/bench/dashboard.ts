@@ -30,10 +30,10 @@
  * @module
  */
 
-import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { launchBrowser } from "../../tests/_helpers/browser.ts";
+import { launchBrowser } from "../_harness/browser.ts";
+import { rootKey } from "../_harness/serve.ts";
 import {
   benchDir,
   type BenchRow,
@@ -56,11 +56,6 @@ import {
 const APPENDS = 200;
 const WARMUP = 20;
 const TABS = 10; // browsers (one context each)
-
-function rootKey(stateRoot: string): string {
-  return "r-" +
-    createHash("sha256").update(stateRoot).digest("hex").slice(0, 12);
-}
 
 interface Dashboard {
   origin: string;

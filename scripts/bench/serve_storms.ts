@@ -30,11 +30,7 @@ import {
   report,
   simulatedPacket,
 } from "./_bench.ts";
-import {
-  freePort,
-  Inspector,
-  rootKey,
-} from "../../tests/_helpers/serve_process.ts";
+import { freePort, Inspector, rootKey } from "../_harness/serve.ts";
 
 /** One storm's aftermath. */
 export interface StormFigure {

@@ -5,7 +5,7 @@
  */
 
 import assert from "node:assert/strict";
-import { Rng, Violations } from "../../scripts/_harness.ts";
+import { Rng, Violations } from "../../scripts/_harness/mod.ts";
 import {
   checkAnswer,
   checkFollowed,

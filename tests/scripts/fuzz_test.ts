@@ -14,7 +14,7 @@ import {
   type Dropped,
   snapshotTree,
 } from "../../scripts/fuzz.ts";
-import { Violations } from "../../scripts/_harness.ts";
+import { Violations } from "../../scripts/_harness/mod.ts";
 import { listNames, makeControlRoot, promptStart } from "../_helpers/plane.ts";
 
 Deno.test("the fuzzer's checks pass what the plane did and fire on each planted violation", async (t) => {

@@ -27,7 +27,7 @@ import {
   runCli,
   spawnCli,
   Violations,
-} from "../../scripts/_harness.ts";
+} from "../../scripts/_harness/mod.ts";
 import { waitForSnapshot } from "../_helpers/live_run.ts";
 
 interface Fixture {

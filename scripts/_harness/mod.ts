@@ -7,8 +7,8 @@
  */
 
 import { parseArgs } from "node:util";
-import { LineReader, readAll } from "../tests/_helpers/lines.ts";
-import { cliArgs } from "../tests/_helpers/run_cli.ts";
+import { cliArgs } from "./cli.ts";
+import { LineReader, readAll } from "./lines.ts";
 
 export { LineReader, readAll };
 
