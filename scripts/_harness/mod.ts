@@ -1,7 +1,11 @@
 /**
- * Shared parts of the endurance scripts (`soak.ts`, `fuzz.ts`): the CLI as a
- * child process, a seeded random source, violation bookkeeping, flag
- * parsing, a look for processes left behind, and number formatting.
+ * Shared parts of the endurance scripts (`soak/`, `fuzz/`,
+ * `fuzz_dashboard/`): the CLI as a child process, a seeded random source,
+ * violation bookkeeping, flag parsing, a look for processes left behind,
+ * and number formatting. The rest of this folder is what the scripts and
+ * the tests share (the tests' helpers re-export it): lines of a child's
+ * output, the CLI's argv, git work trees, serve's root key and inspector,
+ * and a headless Chromium.
  *
  * @module
  */
