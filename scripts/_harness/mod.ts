@@ -318,3 +318,47 @@ export async function sha256(bytes: Uint8Array): Promise<string> {
   )
     .join("");
 }
+
+/**
+ * Prints the violations, if any (a `violations:` line, then the report);
+ * returns the script's exit code: 1 when there are any, else 0.
+ */
+export function reportViolations(violations: Violations): number {
+  if (violations.count === 0) return 0;
+  // deno-lint-ignore no-console
+  console.log("violations:");
+  // deno-lint-ignore no-console
+  for (const line of violations.report()) console.log(line);
+  return 1;
+}
+
+/**
+ * Makes SIGINT end the script cleanly: `stop` ends what it started, its
+ * temporary directory `dir` is removed (unless `keep`), and it exits 130.
+ * Returns what removes the listener again.
+ */
+export function onInterrupt(
+  dir: string,
+  keep: boolean,
+  stop: () => Promise<void> | undefined,
+): () => void {
+  const onSignal = (): void => {
+    Promise.resolve(stop()).finally(async () => {
+      if (!keep) await Deno.remove(dir, { recursive: true }).catch(() => {});
+      Deno.exit(130);
+    });
+  };
+  Deno.addSignalListener("SIGINT", onSignal);
+  return () => Deno.removeSignalListener("SIGINT", onSignal);
+}
+
+/** At a script's end: removes its temporary directory, or says it kept it. */
+export async function leaveScratch(
+  label: string,
+  dir: string,
+  keep: boolean,
+): Promise<void> {
+  // deno-lint-ignore no-console
+  if (keep) console.error(`${label}: kept ${dir}`);
+  else await Deno.remove(dir, { recursive: true }).catch(() => {});
+}

@@ -7,6 +7,8 @@
  * @module
  */
 
+import { writePacedPacket } from "../_harness/paced_packet.ts";
+import { cpuSeconds, procFile } from "../_harness/proc.ts";
 import { join } from "node:path";
 import type { launchBrowser } from "../_harness/browser.ts";
 import { benchDir, CLI_PERMISSIONS, MAIN } from "./_bench.ts";
@@ -16,31 +18,6 @@ interface Dashboard {
   token: string;
   pid: number;
   stop(): Promise<void>;
-}
-
-/**
- * A file of a process's under /proc, read with `cat` (Deno reads /proc
- * only with --allow-all); empty once the process is gone.
- */
-async function procFile(pid: number, name: string): Promise<string> {
-  const output = await new Deno.Command("cat", {
-    args: [`/proc/${pid}/${name}`],
-    stdout: "piped",
-    stderr: "null",
-  }).output();
-  return new TextDecoder().decode(output.stdout);
-}
-
-/** The CPU seconds (user + system) processes have used so far, summed. */
-export async function cpuSeconds(pids: number[]): Promise<number> {
-  let ticks = 0;
-  for (const pid of pids) {
-    // Fields 14 and 15 of /proc/PID/stat, after the parenthesised name.
-    const text = await procFile(pid, "stat");
-    const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
-    ticks += Number(fields[11] ?? 0) + Number(fields[12] ?? 0);
-  }
-  return ticks / CLOCK_TICKS;
 }
 
 /** Chromium's CPU seconds by process type (`--type=`; `browser` for none). */
@@ -58,9 +35,6 @@ export async function chromiumByType(
   }
   return out;
 }
-
-/** Linux's USER_HZ, the unit of /proc/PID/stat's times. */
-const CLOCK_TICKS = 100;
 
 /** Where the CPU went during a run with browsers on it (seconds). */
 export interface CpuShare {
@@ -112,34 +86,13 @@ export async function serve(target: string): Promise<Dashboard> {
 
 /** A packet: a 4 s wait (the browsers connect), then `rounds` rounds of work. */
 export async function packet(rounds: number, delayMs: number): Promise<string> {
-  const dir = await benchDir();
-  await Deno.mkdir(join(dir, "prompts"), { recursive: true });
-  await Deno.writeTextFile(
-    join(dir, "prompt_runner_packet.md"),
-    "---\nname: bench\nprovider: simulated\n---\n",
-  );
-  await Deno.writeTextFile(
-    join(dir, "prompts", "01_wait.prompt.md"),
-    "---\nsimulate: {attempts: [{delay_ms: 4000, messages: [ready]}]}\n---\nWait.\n",
-  );
-  await Deno.writeTextFile(
-    join(dir, "prompts", "02_work.prompt.md"),
-    [
-      "---",
-      "simulate:",
-      "  attempts:",
-      `    - delay_ms: ${delayMs}`,
-      `      repeat: ${rounds}`,
-      '      thinking: ["thinking it over"]',
-      '      messages: ["working on it"]',
-      "      tools: [{name: Bash, input: {command: ls}, output: a.md}]",
-      "      usage: {input_tokens: 100, output_tokens: 10}",
-      "---",
-      "Work.",
-      "",
-    ].join("\n"),
-  );
-  return dir;
+  return await writePacedPacket(await benchDir(), {
+    name: "bench",
+    body: "",
+    waitMs: 4000,
+    delayMs,
+    rounds,
+  });
 }
 
 /** The time of the work prompt, from the run's own event stamps. */

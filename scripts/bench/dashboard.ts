@@ -35,6 +35,7 @@
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { launchBrowser } from "../_harness/browser.ts";
+import { cpuSeconds } from "../_harness/proc.ts";
 import { rootKey } from "../_harness/serve.ts";
 import {
   type BenchRow,
@@ -48,7 +49,6 @@ import {
 } from "./_bench.ts";
 import {
   chromiumByType,
-  cpuSeconds,
   type CpuShare,
   followedToTheEnd,
   packet,

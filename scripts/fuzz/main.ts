@@ -36,8 +36,11 @@ import { defaultStateRoot } from "../../lib/workspace/mod.ts";
 import { checkTemps, isEvent, listNames } from "../_audit/mod.ts";
 import {
   formatCount,
+  leaveScratch,
   leftoverProcesses,
+  onInterrupt,
   parseScriptFlags,
+  reportViolations,
   Rng,
   Violations,
 } from "../_harness/mod.ts";
@@ -65,15 +68,7 @@ async function main(): Promise<number> {
     }
     await Promise.allSettled([...live].map((c) => c.status));
   };
-  const onSignal = (): void => {
-    killAll().finally(async () => {
-      if (!flags.keep) {
-        await Deno.remove(dir, { recursive: true }).catch(() => {});
-      }
-      Deno.exit(130);
-    });
-  };
-  Deno.addSignalListener("SIGINT", onSignal);
+  const offInterrupt = onInterrupt(dir, flags.keep, killAll);
   const began = Date.now();
   try {
     const packet = await writeFuzzPacket(dir);
@@ -233,17 +228,11 @@ async function main(): Promise<number> {
         fuzz.unrepresentable.length - unexplained
       } with a logged rejection naming them as Deno reads them), ${fuzz.unmakeable.length} longer than ${NAME_MAX} bytes (refused by the file system); seed ${flags.seed}`,
     );
-    if (v.count > 0) {
-      console.log("violations:");
-      for (const line of v.report()) console.log(line);
-      return 1;
-    }
-    return 0;
+    return reportViolations(v);
   } finally {
     await killAll();
-    Deno.removeSignalListener("SIGINT", onSignal);
-    if (flags.keep) console.error(`fuzz: kept ${dir}`);
-    else await Deno.remove(dir, { recursive: true }).catch(() => {});
+    offInterrupt();
+    await leaveScratch("fuzz", dir, flags.keep);
   }
 }
 

@@ -35,14 +35,17 @@ import { join } from "node:path";
 import { cliArgs } from "../_harness/cli.ts";
 import {
   formatCount,
+  leaveScratch,
   LineReader,
   parseScriptFlags,
   readAll,
+  reportViolations,
   Rng,
   type ScriptFlags,
   sleep,
   Violations,
 } from "../_harness/mod.ts";
+import { cpuSeconds, vmRssMib } from "../_harness/proc.ts";
 import { rootKey } from "../_harness/serve.ts";
 import {
   flooder,
@@ -53,36 +56,12 @@ import {
   requester,
   type Tally,
 } from "./actors/clients.ts";
-import { decoder, type Target } from "./actors/requests.ts";
+import type { Target } from "./actors/requests.ts";
 import { checkFollowed, checkServer, MIN_RATIO, paceRatio } from "./audits.ts";
 import { DELAY_MS, runIdOf, runOnce, startedRun, writePacket } from "./runs.ts";
 
 /** The server's open-file limit while fuzzed. */
 const FILE_LIMIT = 256;
-
-/** The server's VmRSS (MiB), through `cat` (Deno reads /proc only with --allow-all). */
-async function rssMib(pid: number): Promise<number> {
-  const output = await new Deno.Command("cat", {
-    args: [`/proc/${pid}/status`],
-    stdout: "piped",
-    stderr: "null",
-  }).output();
-  const kb = /^VmRSS:\s+(\d+) kB/m.exec(decoder.decode(output.stdout))?.[1];
-  return Number(kb ?? 0) / 1024;
-}
-
-/** A process's CPU seconds so far (user + system), from /proc through `cat`. */
-async function cpuSeconds(pid: number): Promise<number> {
-  const output = await new Deno.Command("cat", {
-    args: [`/proc/${pid}/stat`],
-    stdout: "piped",
-    stderr: "null",
-  }).output();
-  const text = decoder.decode(output.stdout);
-  // Fields 14 and 15, after the parenthesised name; in USER_HZ (100).
-  const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11] ?? 0) + Number(fields[12] ?? 0)) / 100;
-}
 
 /**
  * Fuzzes a live dashboard for about `flags.seconds`; prints the summary
@@ -151,7 +130,7 @@ export async function fuzzDashboard(flags: ScriptFlags): Promise<number> {
     };
     const sampler = (async () => {
       while (sampling && !exited) {
-        peak = Math.max(peak, await rssMib(serve.pid));
+        peak = Math.max(peak, await vmRssMib(serve.pid) ?? 0);
         await sleep(250);
       }
     })();
@@ -176,8 +155,8 @@ export async function fuzzDashboard(flags: ScriptFlags): Promise<number> {
       };
       const previous = await runIdOf(stateRoot);
       const cpuBefore = [
-        await cpuSeconds(serve.pid),
-        await cpuSeconds(Deno.pid),
+        await cpuSeconds([serve.pid]),
+        await cpuSeconds([Deno.pid]),
       ];
       const running = runOnce(packet, stateRoot);
       const runId = await startedRun(stateRoot, previous);
@@ -198,8 +177,8 @@ export async function fuzzDashboard(flags: ScriptFlags): Promise<number> {
         fuzz.stop = true;
         await Promise.all(workers);
       }
-      cpu.serve += await cpuSeconds(serve.pid) - cpuBefore[0]!;
-      cpu.fuzz += await cpuSeconds(Deno.pid) - cpuBefore[1]!;
+      cpu.serve += await cpuSeconds([serve.pid]) - cpuBefore[0]!;
+      cpu.fuzz += await cpuSeconds([Deno.pid]) - cpuBefore[1]!;
       if (exited) diedDuring = true;
       const stored = (await Deno.readTextFile(
         join(stateRoot, "control", "events.jsonl"),
@@ -263,20 +242,14 @@ export async function fuzzDashboard(flags: ScriptFlags): Promise<number> {
         ).join(", ")
       }; seed ${flags.seed}`,
     );
-    if (violations.count > 0) {
-      console.log("violations:");
-      for (const line of violations.report()) console.log(line);
-      return 1;
-    }
-    return 0;
+    return reportViolations(violations);
   } finally {
     sampling = false;
     if (!exited) serve.kill("SIGKILL");
     await status;
     await lines.rest().catch(() => []);
     await stderr.catch(() => "");
-    if (flags.keep) console.error(`fuzz dashboard: kept ${dir}`);
-    else await Deno.remove(dir, { recursive: true }).catch(() => {});
+    await leaveScratch("fuzz dashboard", dir, flags.keep);
   }
 }
 

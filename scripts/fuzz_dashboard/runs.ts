@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { isEvent } from "../_audit/mod.ts";
 import { cliArgs } from "../_harness/cli.ts";
 import { sleep } from "../_harness/mod.ts";
+import { writePacedPacket } from "../_harness/paced_packet.ts";
 
 const decoder = new TextDecoder();
 
@@ -21,34 +22,13 @@ export async function writePacket(
   dir: string,
   rounds: number,
 ): Promise<string> {
-  const packet = join(dir, "packet");
-  await Deno.mkdir(join(packet, "prompts"), { recursive: true });
-  await Deno.writeTextFile(
-    join(packet, "prompt_runner_packet.md"),
-    "---\nname: fuzz-dashboard\nprovider: simulated\n---\nThe dashboard under fuzz.\n",
-  );
-  await Deno.writeTextFile(
-    join(packet, "prompts", "01_wait.prompt.md"),
-    "---\nsimulate: {attempts: [{delay_ms: 1500, messages: [ready]}]}\n---\nWait.\n",
-  );
-  await Deno.writeTextFile(
-    join(packet, "prompts", "02_work.prompt.md"),
-    [
-      "---",
-      "simulate:",
-      "  attempts:",
-      `    - delay_ms: ${DELAY_MS}`,
-      `      repeat: ${rounds}`,
-      '      thinking: ["thinking it over"]',
-      '      messages: ["working on it"]',
-      "      tools: [{name: Bash, input: {command: ls}, output: a.md}]",
-      "      usage: {input_tokens: 100, output_tokens: 10}",
-      "---",
-      "Work.",
-      "",
-    ].join("\n"),
-  );
-  return packet;
+  return await writePacedPacket(join(dir, "packet"), {
+    name: "fuzz-dashboard",
+    body: "The dashboard under fuzz.\n",
+    waitMs: 1500,
+    delayMs: DELAY_MS,
+    rounds,
+  });
 }
 
 /** The work prompt's events a second, from the run's own event stamps. */

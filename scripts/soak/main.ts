@@ -31,8 +31,11 @@
 import { checkTemps, readEventFiles, readSnapshotFile } from "../_audit/mod.ts";
 import {
   formatCount,
+  leaveScratch,
   leftoverProcesses,
+  onInterrupt,
   parseScriptFlags,
+  reportViolations,
   sleep,
 } from "../_harness/mod.ts";
 import { follower, poller, writer } from "./actors/clients.ts";
@@ -167,15 +170,7 @@ async function main(): Promise<number> {
   const kills = flags.numbers.kills!;
   const dir = await Deno.makeTempDir({ prefix: "prompt_runner_soak_" });
   let soak: Soak | null = null;
-  const onSignal = (): void => {
-    soak?.killAll().finally(async () => {
-      if (!flags.keep) {
-        await Deno.remove(dir, { recursive: true }).catch(() => {});
-      }
-      Deno.exit(130);
-    });
-  };
-  Deno.addSignalListener("SIGINT", onSignal);
+  const offInterrupt = onInterrupt(dir, flags.keep, () => soak?.killAll());
   const began = Date.now();
   try {
     const packet = await writeSoakPacket(dir);
@@ -231,17 +226,11 @@ async function main(): Promise<number> {
         "none"
       }; attempts: ${result.attempts.attempts} (${result.attempts.interrupted} interrupted); seed ${flags.seed}`,
     );
-    if (v.count > 0) {
-      console.log("violations:");
-      for (const line of v.report()) console.log(line);
-      return 1;
-    }
-    return 0;
+    return reportViolations(v);
   } finally {
     await soak?.killAll();
-    Deno.removeSignalListener("SIGINT", onSignal);
-    if (flags.keep) console.error(`soak: kept ${dir}`);
-    else await Deno.remove(dir, { recursive: true }).catch(() => {});
+    offInterrupt();
+    await leaveScratch("soak", dir, flags.keep);
   }
 }
 

@@ -6,6 +6,7 @@
  */
 
 import { join, relative } from "node:path";
+import { sha256 } from "../../_harness/mod.ts";
 
 /** One entry of a directory tree, as compared before and after. */
 export interface TreeEntry {
@@ -17,18 +18,6 @@ export interface TreeEntry {
   mtime: number | null;
   /** A file's content digest, a link's target. */
   content: string | null;
-}
-
-async function digest(bytes: Uint8Array): Promise<string> {
-  const hash = await crypto.subtle.digest(
-    "SHA-256",
-    bytes as Uint8Array<ArrayBuffer>,
-  );
-  return Array.from(
-    new Uint8Array(hash),
-    (b) => b.toString(16).padStart(2, "0"),
-  )
-    .join("");
 }
 
 /** Records a directory tree without following links: every entry's kind, mode, mtime and content. */
@@ -50,7 +39,7 @@ export async function snapshotTree(
       tree.set(rel, {
         kind: "file",
         ...base,
-        content: await digest(await Deno.readFile(path)),
+        content: await sha256(await Deno.readFile(path)),
       });
     } else if (info.isDirectory) {
       tree.set(rel, { kind: "dir", ...base, content: null });
