@@ -7,10 +7,10 @@
  * @module
  */
 
-import { writePacedPacket } from "../_harness/paced_packet.ts";
-import { cpuSeconds, procFile } from "../_harness/proc.ts";
 import { join } from "node:path";
 import type { launchBrowser } from "../_harness/browser.ts";
+import { writePacedPacket } from "../_harness/paced_packet.ts";
+import { cpuSeconds, procFile } from "../_harness/proc.ts";
 import { benchDir, CLI_PERMISSIONS, MAIN } from "./_bench.ts";
 
 interface Dashboard {

@@ -8,8 +8,8 @@
 
 import { isEvent } from "../../_audit/mod.ts";
 import { type Rng, sleep, type Violations } from "../../_harness/mod.ts";
-import type { FloodTally } from "./flood_worker.ts";
 import { checkAnswer } from "../audits.ts";
+import type { FloodTally } from "./flood_worker.ts";
 import {
   encoder,
   exchange,
