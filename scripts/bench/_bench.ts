@@ -47,11 +47,8 @@ export function ratio(a: number, b: number): string {
   return `${(a / b).toFixed(2)}×`;
 }
 
-/** The permissions every benchmark subprocess of `main.ts` gets: the CLI's. */
-export { CLI_PERMISSIONS } from "../permissions.ts";
-
-/** The CLI entry point. */
-export const MAIN = new URL("../../main.ts", import.meta.url).pathname;
+/** The permissions every benchmark subprocess of `main.ts` gets (the CLI's), and the CLI entry point. */
+export { CLI_PERMISSIONS, MAIN } from "../_harness/cli.ts";
 
 /**
  * Prints rows: NDJSON on stdout with `--json`, otherwise an aligned text

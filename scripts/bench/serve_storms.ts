@@ -30,11 +30,8 @@ import {
   report,
   simulatedPacket,
 } from "./_bench.ts";
-import {
-  freePort,
-  Inspector,
-  rootKey,
-} from "../../tests/_helpers/serve_process.ts";
+import { freePort, Inspector, rootKey } from "../_harness/serve.ts";
+import { vmRssMib } from "../_harness/proc.ts";
 
 /** One storm's aftermath. */
 export interface StormFigure {
@@ -48,18 +45,6 @@ export interface StormFigure {
   committed_mib: number;
   /** Events the clients received in it. */
   events: number;
-}
-
-/** A process's VmRSS (MiB), through `cat` (Deno reads /proc only with --allow-all). */
-async function rssMib(pid: number): Promise<number> {
-  const output = await new Deno.Command("cat", {
-    args: [`/proc/${pid}/status`],
-    stdout: "piped",
-    stderr: "null",
-  }).output();
-  const kb = /^VmRSS:\s+(\d+) kB/m.exec(new TextDecoder().decode(output.stdout))
-    ?.[1];
-  return Number(kb ?? NaN) / 1024;
 }
 
 /** Reads a response to its end, or cancels it after `limit` bytes. */
@@ -175,7 +160,7 @@ export async function measureStorms(options: {
       );
       const figure = {
         storm: n,
-        rss_mib: await rssMib(child.pid),
+        rss_mib: await vmRssMib(child.pid) ?? NaN,
         heap_mib: heap / 1024 / 1024,
         committed_mib: usage.totalSize / 1024 / 1024,
         events,

@@ -5,9 +5,12 @@
  * @module
  */
 
-import { join } from "node:path";
+import { readSnapshotFile as readSnapshot } from "../../scripts/_audit/mod.ts";
 import { LineReader, readAll } from "./lines.ts";
 import { type RunCliOptions, spawnCli, waitFor } from "./run_cli.ts";
+
+/** Reads a state root's snapshot, or `null`. */
+export { readSnapshot };
 
 /** A runner running in the background. */
 export interface LiveRun extends AsyncDisposable {
@@ -80,19 +83,6 @@ export function startRun(
       await finish();
     },
   };
-}
-
-/** Reads a state root's snapshot, or `null`. */
-export async function readSnapshot(
-  stateRoot: string,
-): Promise<Record<string, unknown> | null> {
-  try {
-    return JSON.parse(
-      await Deno.readTextFile(join(stateRoot, "control", "snapshot.json")),
-    );
-  } catch {
-    return null;
-  }
 }
 
 /** Waits until the snapshot satisfies `match`. */

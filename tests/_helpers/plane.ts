@@ -22,6 +22,9 @@ import type {
   RunOpenInfo,
 } from "../../lib/shared/run_hooks.ts";
 import { DEFAULT_VIEW } from "../../lib/shared/view.ts";
+import { listNames } from "../../scripts/_audit/mod.ts";
+
+export { listNames };
 
 /** A temporary state root; `await using` closes its planes and removes it. */
 export interface ControlRoot extends AsyncDisposable {
@@ -186,18 +189,6 @@ export async function logEntriesOf(
   return (await readJsonl<LogEntry>(paths.log)).filter((entry) =>
     entry.request_id === requestId
   );
-}
-
-/** The names in a directory, sorted (none when it does not exist). */
-export async function listNames(dir: string): Promise<string[]> {
-  try {
-    const names: string[] = [];
-    for await (const entry of Deno.readDir(dir)) names.push(entry.name);
-    return names.sort();
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return [];
-    throw error;
-  }
 }
 
 /**

@@ -5,13 +5,14 @@
  */
 
 import { join } from "node:path";
-import { CLI_PERMISSIONS } from "../../scripts/permissions.ts";
+import {
+  CLI_PERMISSIONS,
+  cliArgs,
+  MAIN,
+  ROOT,
+} from "../../scripts/_harness/cli.ts";
 
-/** The repository root. */
-export const ROOT: string = join(import.meta.dirname!, "..", "..");
-/** The CLI entry point. */
-export const MAIN: string = join(ROOT, "main.ts");
-export { CLI_PERMISSIONS };
+export { CLI_PERMISSIONS, cliArgs, MAIN, ROOT };
 
 /** What a finished CLI process left. */
 export interface CliResult {
@@ -35,11 +36,6 @@ export interface RunCliOptions {
   denoFlags?: string[];
   /** Text for standard input (default: none, stdin is /dev/null). */
   input?: string;
-}
-
-/** The argv that starts the CLI. */
-export function cliArgs(args: string[], denoFlags: string[] = []): string[] {
-  return ["run", "--quiet", ...CLI_PERMISSIONS, ...denoFlags, MAIN, ...args];
 }
 
 /** Runs the CLI to completion (with no stdin unless given) and returns its output. */

@@ -1,5 +1,5 @@
 /**
- * The browser harness itself (tests/_helpers/browser.ts), against a tiny
+ * The browser harness itself (scripts/_harness/browser.ts), against a tiny
  * page served by the test with a strict CSP: it sees an inline script
  * blocked, an alert from an allowed script, every request, takes a
  * screenshot, and leaves no Chromium process behind — also when a wait
@@ -205,8 +205,9 @@ Deno.test("puppeteer-core is a test-only dependency: only the browser harness im
       }
     }
   }
-  assert.deepEqual(importers, [
-    "tests/_helpers/browser.ts: npm:puppeteer-core@25.16.0",
+  assert.deepEqual(importers.sort(), [
+    "scripts/_harness/browser.ts: npm:puppeteer-core@25.16.0",
+    "scripts/_harness/browser_page.ts: npm:puppeteer-core@25.16.0",
   ]);
   const config = await Deno.readTextFile(join(ROOT, "deno.json"));
   assert.doesNotMatch(config, /puppeteer|playwright/);

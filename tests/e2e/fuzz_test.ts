@@ -1,5 +1,5 @@
 /**
- * The fuzzers, short: `scripts/fuzz.ts --quick` (about fifteen seconds of
+ * The fuzzers, short: `scripts/fuzz/main.ts --quick` (about fifteen seconds of
  * bad request files and planted links, then about thirty-five of a live
  * dashboard under random, oversized and half-sent requests and connection
  * floods) finds no violation.
@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { CLI_PERMISSIONS, ROOT } from "../_helpers/run_cli.ts";
 
-Deno.test("scripts/fuzz.ts --quick exits 0 and reports violations: 0, for the control directory and the dashboard", async () => {
+Deno.test("scripts/fuzz/main.ts --quick exits 0 and reports violations: 0, for the control directory and the dashboard", async () => {
   // Niced, so the rest of the suite running beside it keeps its pace.
   const output = await new Deno.Command("nice", {
     args: [
@@ -19,7 +19,7 @@ Deno.test("scripts/fuzz.ts --quick exits 0 and reports violations: 0, for the co
       "run",
       "--quiet",
       ...CLI_PERMISSIONS,
-      join(ROOT, "scripts", "fuzz.ts"),
+      join(ROOT, "scripts", "fuzz", "main.ts"),
       "--quick",
     ],
     env: { NO_COLOR: "1" },

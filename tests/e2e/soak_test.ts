@@ -1,5 +1,5 @@
 /**
- * The endurance soak, short: `scripts/soak.ts --quick` (about a minute of
+ * The endurance soak, short: `scripts/soak/main.ts --quick` (about a minute of
  * kills, resumes, writers, followers and pollers) finds no violation.
  */
 
@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { CLI_PERMISSIONS, ROOT } from "../_helpers/run_cli.ts";
 
-Deno.test("scripts/soak.ts --quick exits 0 and reports violations: 0", async () => {
+Deno.test("scripts/soak/main.ts --quick exits 0 and reports violations: 0", async () => {
   // Niced, so the rest of the suite running beside it keeps its pace.
   const output = await new Deno.Command("nice", {
     args: [
@@ -17,7 +17,7 @@ Deno.test("scripts/soak.ts --quick exits 0 and reports violations: 0", async () 
       "run",
       "--quiet",
       ...CLI_PERMISSIONS,
-      join(ROOT, "scripts", "soak.ts"),
+      join(ROOT, "scripts", "soak", "main.ts"),
       "--quick",
     ],
     env: { NO_COLOR: "1" },

@@ -12,7 +12,7 @@
 
 /// <reference lib="deno.worker" />
 
-import { Rng, sleep } from "./_harness.ts";
+import { Rng, sleep } from "../../_harness/mod.ts";
 
 /** What the worker reports when it stops. */
 export interface FloodTally {

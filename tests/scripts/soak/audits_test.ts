@@ -6,29 +6,34 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { checkTemps, readEventFiles } from "../../../scripts/_audit/mod.ts";
+import {
+  checkFollowerCoverage,
+  checkStatusRead,
+  FollowTracker,
+} from "../../../scripts/soak/audits/reads.ts";
+import {
+  checkRequests,
+  checkSteers,
+} from "../../../scripts/soak/audits/requests.ts";
 import {
   type AckedAmendment,
   checkAmendments,
   checkAttempts,
   checkEventFiles,
-  checkFollowerCoverage,
-  checkRequests,
-  checkStatusRead,
-  checkSteers,
-  checkTemps,
-  FollowTracker,
+} from "../../../scripts/soak/audits/runs.ts";
+import {
   MAX_STEERS,
   poolName,
-  readEventFiles,
   writeSoakPacket,
-} from "../../scripts/soak.ts";
+} from "../../../scripts/soak/packet.ts";
 import {
   leftoverProcesses,
   runCli,
   spawnCli,
   Violations,
-} from "../../scripts/_harness.ts";
-import { waitForSnapshot } from "../_helpers/live_run.ts";
+} from "../../../scripts/_harness/mod.ts";
+import { waitForSnapshot } from "../../_helpers/live_run.ts";
 
 interface Fixture {
   packet: string;

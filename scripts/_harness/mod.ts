@@ -1,14 +1,18 @@
 /**
- * Shared parts of the endurance scripts (`soak.ts`, `fuzz.ts`): the CLI as a
- * child process, a seeded random source, violation bookkeeping, flag
- * parsing, a look for processes left behind, and number formatting.
+ * Shared parts of the endurance scripts (`soak/`, `fuzz/`,
+ * `fuzz_dashboard/`): the CLI as a child process, a seeded random source,
+ * violation bookkeeping, flag parsing, a look for processes left behind,
+ * and number formatting. The rest of this folder is what the scripts and
+ * the tests share (the tests' helpers re-export it): lines of a child's
+ * output, the CLI's argv, git work trees, serve's root key and inspector,
+ * and a headless Chromium.
  *
  * @module
  */
 
 import { parseArgs } from "node:util";
-import { LineReader, readAll } from "../tests/_helpers/lines.ts";
-import { cliArgs } from "../tests/_helpers/run_cli.ts";
+import { cliArgs } from "./cli.ts";
+import { LineReader, readAll } from "./lines.ts";
 
 export { LineReader, readAll };
 
@@ -313,4 +317,48 @@ export async function sha256(bytes: Uint8Array): Promise<string> {
     (b) => b.toString(16).padStart(2, "0"),
   )
     .join("");
+}
+
+/**
+ * Prints the violations, if any (a `violations:` line, then the report);
+ * returns the script's exit code: 1 when there are any, else 0.
+ */
+export function reportViolations(violations: Violations): number {
+  if (violations.count === 0) return 0;
+  // deno-lint-ignore no-console
+  console.log("violations:");
+  // deno-lint-ignore no-console
+  for (const line of violations.report()) console.log(line);
+  return 1;
+}
+
+/**
+ * Makes SIGINT end the script cleanly: `stop` ends what it started, its
+ * temporary directory `dir` is removed (unless `keep`), and it exits 130.
+ * Returns what removes the listener again.
+ */
+export function onInterrupt(
+  dir: string,
+  keep: boolean,
+  stop: () => Promise<void> | undefined,
+): () => void {
+  const onSignal = (): void => {
+    Promise.resolve(stop()).finally(async () => {
+      if (!keep) await Deno.remove(dir, { recursive: true }).catch(() => {});
+      Deno.exit(130);
+    });
+  };
+  Deno.addSignalListener("SIGINT", onSignal);
+  return () => Deno.removeSignalListener("SIGINT", onSignal);
+}
+
+/** At a script's end: removes its temporary directory, or says it kept it. */
+export async function leaveScratch(
+  label: string,
+  dir: string,
+  keep: boolean,
+): Promise<void> {
+  // deno-lint-ignore no-console
+  if (keep) console.error(`${label}: kept ${dir}`);
+  else await Deno.remove(dir, { recursive: true }).catch(() => {});
 }

@@ -6,16 +6,22 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { checkLinks } from "../../../scripts/fuzz/audits/links.ts";
 import {
   checkDropped,
-  checkLinks,
   collectRecords,
+} from "../../../scripts/fuzz/audits/requests.ts";
+import {
   compareTrees,
-  type Dropped,
   snapshotTree,
-} from "../../scripts/fuzz.ts";
-import { Violations } from "../../scripts/_harness.ts";
-import { listNames, makeControlRoot, promptStart } from "../_helpers/plane.ts";
+} from "../../../scripts/fuzz/audits/canary.ts";
+import type { Dropped } from "../../../scripts/fuzz/state.ts";
+import { Violations } from "../../../scripts/_harness/mod.ts";
+import {
+  listNames,
+  makeControlRoot,
+  promptStart,
+} from "../../_helpers/plane.ts";
 
 Deno.test("the fuzzer's checks pass what the plane did and fire on each planted violation", async (t) => {
   await using root = await makeControlRoot();

@@ -5,18 +5,20 @@
  */
 
 import assert from "node:assert/strict";
-import { Rng, Violations } from "../../scripts/_harness.ts";
+import { Rng, Violations } from "../../../scripts/_harness/mod.ts";
+import {
+  exchange,
+  type Fuzzed,
+  oversizedRequest,
+  randomRequest,
+} from "../../../scripts/fuzz_dashboard/actors/requests.ts";
 import {
   checkAnswer,
   checkFollowed,
   checkServer,
-  exchange,
-  type Fuzzed,
   MEMORY_LIMIT_MIB,
-  oversizedRequest,
   paceRatio,
-  randomRequest,
-} from "../../scripts/fuzz_dashboard.ts";
+} from "../../../scripts/fuzz_dashboard/audits.ts";
 
 const encoder = new TextEncoder();
 
