@@ -5,6 +5,12 @@
  * the parsing, the scope its worker gets and the worker's entry are all
  * derived from the declaration (DESIGN §11).
  *
+ * A command's module imports statically only what its declaration and its
+ * checks need; `run` imports the modules of its work with literal
+ * specifiers. The planner thread loads the declaration and never runs that
+ * code; the worker, which may read only the run's files, gets those modules
+ * with its own module graph (a literal `import()` is part of it).
+ *
  * @module
  */
 

@@ -5,14 +5,14 @@
  * @module
  */
 
-import {
-  amend as recordAmendment,
-  relax as recordRelaxation,
-  type RelaxOptions,
-} from "../../lib/runner/mod.ts";
+import type { RelaxOptions } from "../../lib/runner/mod.ts";
 import type { AmendmentRecord } from "../../lib/control/mod.ts";
-import { paint, terminalSafe, terminalSafeData } from "../../lib/render/mod.ts";
-import { UsageError } from "../../lib/shared/mod.ts";
+import {
+  paint,
+  terminalSafe,
+  terminalSafeData,
+} from "../../lib/render/ansi.ts";
+import { UsageError } from "../../lib/shared/errors.ts";
 import {
   type PacketRunLocation,
   runTargetOf,
@@ -165,7 +165,8 @@ async function amendCommand(
   >,
 ): Promise<number> {
   const author = values.author as string | undefined;
-  const record = await recordAmendment(
+  const { amend } = await import("../../lib/runner/mod.ts");
+  const record = await amend(
     runTargetOf(location as PacketRunLocation),
     words[0]!,
     {
@@ -222,7 +223,8 @@ async function relaxCommand(
     ReturnType<typeof checkRelax>
   >,
 ): Promise<number> {
-  const record = await recordRelaxation(
+  const { relax } = await import("../../lib/runner/mod.ts");
+  const record = await relax(
     runTargetOf(location as PacketRunLocation),
     words[0]!,
     prepared,

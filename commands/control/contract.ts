@@ -5,8 +5,11 @@
  * @module
  */
 
-import { contract as readContract } from "../../lib/runner/mod.ts";
-import { paint, terminalSafe, terminalSafeData } from "../../lib/render/mod.ts";
+import {
+  paint,
+  terminalSafe,
+  terminalSafeData,
+} from "../../lib/render/ansi.ts";
 import type { PacketRunLocation } from "../../lib/workspace/run_location.ts";
 import { runTargetOf } from "../../lib/workspace/run_location.ts";
 import type { CommandContext } from "../_context.ts";
@@ -22,7 +25,8 @@ async function showContract(
   context: CommandContext,
   { values, words, location }: ControlInput<undefined>,
 ): Promise<number> {
-  const stored = await readContract(
+  const { contract } = await import("../../lib/runner/mod.ts");
+  const stored = await contract(
     runTargetOf(location as PacketRunLocation),
     words[0]!,
   );

@@ -4,18 +4,11 @@
  * @module
  */
 
-import {
-  eventLineBatches,
-  type EventsFrom,
-  eventTextBatches,
-} from "../../lib/control/subscribe.ts";
-import { createRenderer } from "../../lib/render/create_renderer.ts";
-import { terminalSink } from "../../lib/render/sinks.ts";
+import type { EventsFrom } from "../../lib/control/subscribe.ts";
 import { UsageError } from "../../lib/shared/errors.ts";
 import { DEFAULT_VIEW } from "../../lib/shared/view.ts";
 import { viewFlags } from "../_args.ts";
 import type { CommandContext } from "../_context.ts";
-import { currentRun } from "../../lib/control/snapshot.ts";
 import type { ViewSettings } from "../../lib/shared/view.ts";
 import {
   type ControlInput,
@@ -52,13 +45,22 @@ async function replay(
   { values, prepared, location }: ControlInput<ReturnType<typeof prepare>>,
 ): Promise<number> {
   const { from, view } = prepared;
+  // The work's modules: loaded by the worker, never by the planner.
+  const { currentRun } = await import("../../lib/control/snapshot.ts");
+  const subscribe = await import("../../lib/control/subscribe.ts");
+  const { createRenderer } = await import(
+    "../../lib/render/create_renderer.ts"
+  );
+  const { terminalSink } = await import("../../lib/render/sinks.ts");
   const ref = await currentRun(location.state_root);
   const json = values.json === true;
   const renderer = createRenderer({ ...DEFAULT_VIEW, ...view });
   return await withStopSignals(async (signal) => {
     if (json) {
       // The stored lines, unchanged: one write per batch of whole lines.
-      for await (const text of eventTextBatches(ref, { from, signal })) {
+      for await (
+        const text of subscribe.eventTextBatches(ref, { from, signal })
+      ) {
         await context.stdout.write(text);
       }
       return 0;
@@ -67,7 +69,9 @@ async function replay(
       (text) => context.stdout.write(text),
       { color: context.color },
     );
-    for await (const batch of eventLineBatches(ref, { from, signal })) {
+    for await (
+      const batch of subscribe.eventLineBatches(ref, { from, signal })
+    ) {
       for (const { event } of batch) {
         await sink.event(event, renderer.render(event));
       }

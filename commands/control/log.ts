@@ -5,13 +5,11 @@
  */
 
 import type { LogEntry } from "../../lib/control/log_entry.ts";
-import { followLog, log as readLog } from "../../lib/control/read_log.ts";
 import {
   paint,
   terminalSafe,
   terminalSafeData,
 } from "../../lib/render/ansi.ts";
-import { currentRun } from "../../lib/control/snapshot.ts";
 import type { CommandContext } from "../_context.ts";
 import { type ControlInput, declareControl } from "./_declare.ts";
 import { withStopSignals } from "./_signals.ts";
@@ -45,6 +43,8 @@ async function showLog(
   context: CommandContext,
   { values, location }: ControlInput<undefined>,
 ): Promise<number> {
+  const { currentRun } = await import("../../lib/control/snapshot.ts");
+  const { followLog, log } = await import("../../lib/control/read_log.ts");
   const ref = await currentRun(location.state_root);
   const print = async (entry: LogEntry): Promise<void> => {
     if (values.json) await context.stdout.json(entry);
@@ -54,7 +54,7 @@ async function showLog(
     }
   };
   if (!values.follow) {
-    for (const entry of await readLog(ref)) await print(entry);
+    for (const entry of await log(ref)) await print(entry);
     return 0;
   }
   return await withStopSignals(async (signal) => {

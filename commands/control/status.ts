@@ -6,7 +6,7 @@
 
 // Files, not the lib barrels: a status poller starts this often, and loads
 // only what it uses.
-import { currentSnapshot, type Snapshot } from "../../lib/control/snapshot.ts";
+import type { Snapshot } from "../../lib/control/snapshot.ts";
 import {
   paint,
   terminalSafe,
@@ -48,6 +48,7 @@ async function showStatus(
 ): Promise<number> {
   // One read of the newest run's snapshot: a poll that lands as one run
   // hands the state root to the next shows the next, never a stale error.
+  const { currentSnapshot } = await import("../../lib/control/snapshot.ts");
   const stored = await currentSnapshot(location.state_root);
   if (values.json) {
     await context.stdout.json(stored);

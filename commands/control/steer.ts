@@ -9,7 +9,6 @@ import {
   MAX_STEER_BYTES,
   steer as sendSteerRequest,
 } from "../../lib/control/steer.ts";
-import { currentRun } from "../../lib/control/snapshot.ts";
 import { terminalSafe } from "../../lib/render/ansi.ts";
 import { UsageError } from "../../lib/shared/errors.ts";
 import type { CommandContext } from "../_context.ts";
@@ -90,6 +89,7 @@ async function sendSteer(
   context: CommandContext,
   { values, prepared: text, location }: ControlInput<string>,
 ): Promise<number> {
+  const { currentRun } = await import("../../lib/control/snapshot.ts");
   const ref = await currentRun(location.state_root);
   const author = values.author as string | undefined;
   const promptId = values.prompt as string | undefined;

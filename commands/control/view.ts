@@ -4,8 +4,6 @@
  * @module
  */
 
-import { setView } from "../../lib/control/set_view.ts";
-import { currentRun } from "../../lib/control/snapshot.ts";
 import { terminalSafe } from "../../lib/render/ansi.ts";
 import { UsageError } from "../../lib/shared/errors.ts";
 import type { ViewSettings } from "../../lib/shared/view.ts";
@@ -37,6 +35,8 @@ async function requestView(
     Partial<ViewSettings>
   >,
 ): Promise<number> {
+  const { currentRun } = await import("../../lib/control/snapshot.ts");
+  const { setView } = await import("../../lib/control/set_view.ts");
   const ref = await currentRun(location.state_root);
   const author = values.author as string | undefined;
   const receipt = await setView(
