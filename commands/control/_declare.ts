@@ -100,6 +100,16 @@ export interface ControlDeclaration<P = unknown> {
   run(context: CommandContext, input: ControlInput<P>): Promise<number>;
 }
 
+/** `--author NAME`, for a command that records who `does` it (`asks`). */
+export function authorFlag(does: string): ControlFlag {
+  return {
+    type: "string",
+    arg: "NAME",
+    help: `Who ${does} (default: $USER, else $LOGNAME, else the\n` +
+      "account name of this process, else uid:N)",
+  };
+}
+
 /** Declares a control command (the identity: it types `prepare`'s result). */
 export function declareControl<P = undefined>(
   declaration: ControlDeclaration<P>,

@@ -19,6 +19,7 @@ import {
 } from "../../lib/workspace/run_location.ts";
 import type { CommandContext } from "../_context.ts";
 import {
+  authorFlag,
   type ControlFlag,
   type ControlInput,
   declareControl,
@@ -251,6 +252,9 @@ const JSON_FLAG: ControlFlag = {
   help: "Print the amendment record as one JSON line",
 };
 const ADDITION = "Addition (exactly one)";
+const NOT_RECORDED =
+  `  3 packet or prompt not found   4 the amendments file is corrupt, or other
+  amendments kept it waiting too long (nothing recorded)`;
 
 /** `control amend`. */
 export const amend = declareControl({
@@ -290,12 +294,7 @@ root uses the packet's contract. Each is recorded with its phase
     },
     reason: REASON,
     persist: PERSIST,
-    author: {
-      type: "string",
-      arg: "NAME",
-      help: "Who amends (default: $USER, else $LOGNAME, else the\n" +
-        "account name of this process, else uid:N)",
-    },
+    author: authorFlag("amends"),
     json: JSON_FLAG,
   },
   footer:
@@ -304,8 +303,7 @@ root uses the packet's contract. Each is recorded with its phase
 
 Exit codes:
   0 recorded   2 usage error (no reason, not exactly one addition, bad entry)
-  3 packet or prompt not found   4 the amendments file is corrupt, or other
-  amendments kept it waiting too long (nothing recorded)`,
+${NOT_RECORDED}`,
   target: "contract",
   writes: "amendments",
   persist: "persist",
@@ -330,18 +328,12 @@ changed_paths_only. TARGET is as for 'control amend'.`,
       help: "Confirm the contract gets weaker (required)",
     },
     persist: PERSIST,
-    author: {
-      type: "string",
-      arg: "NAME",
-      help: "Who relaxes (default: $USER, else $LOGNAME, else the\n" +
-        "account name of this process, else uid:N)",
-    },
+    author: authorFlag("relaxes"),
     json: JSON_FLAG,
   },
   footer: `Exit codes:
   0 recorded   2 usage error (no --confirm, no reason, unknown clause)
-  3 packet or prompt not found   4 the amendments file is corrupt, or other
-  amendments kept it waiting too long (nothing recorded)`,
+${NOT_RECORDED}`,
   target: "contract",
   writes: "amendments",
   persist: "persist",

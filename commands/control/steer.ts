@@ -13,6 +13,7 @@ import { terminalSafe } from "../../lib/render/ansi.ts";
 import { UsageError } from "../../lib/shared/errors.ts";
 import type { CommandContext } from "../_context.ts";
 import {
+  authorFlag,
   type ControlArgs,
   type ControlInput,
   declareControl,
@@ -128,12 +129,7 @@ the TARGET is the current directory, else the workspace related to it.`,
       arg: "ID",
       help: "Only for this prompt: refused if another one is running",
     },
-    author: {
-      type: "string",
-      arg: "NAME",
-      help: "Who asks (default: $USER, else $LOGNAME, else the\n" +
-        "account name of this process, else uid:N)",
-    },
+    author: authorFlag("asks"),
   },
   footer: `Exit codes:
   0 the steer is queued (see 'prompt_runner control log' for delivery)

@@ -10,6 +10,7 @@ import type { ViewSettings } from "../../lib/shared/view.ts";
 import { viewFlags } from "../_args.ts";
 import type { CommandContext } from "../_context.ts";
 import {
+  authorFlag,
   type ControlInput,
   declareControl,
   type FlagValues,
@@ -90,12 +91,7 @@ directory, else the workspace related to it).`,
       help: "none | stat | full",
       section: SETTINGS,
     },
-    author: {
-      type: "string",
-      arg: "NAME",
-      help: "Who asks (default: $USER, else $LOGNAME, else the\n" +
-        "account name of this process, else uid:N)",
-    },
+    author: authorFlag("asks"),
   },
   footer: `Exit codes:
   0 the request is queued (see 'prompt_runner control log' for its outcome)
