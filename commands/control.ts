@@ -6,7 +6,7 @@
 
 import { UsageError } from "../lib/shared/errors.ts";
 import type { Command, CommandContext } from "./_context.ts";
-import { importCommand, onlyAsksForHelp, runEntry } from "./_dispatch.ts";
+import { runEntry } from "./_dispatch.ts";
 import { CONTROL_COMMANDS, CONTROL_INFO } from "./control/_registry.ts";
 
 async function control(
@@ -31,11 +31,7 @@ async function control(
     });
   }
   // Help needs no run; everything else works confined to its run.
-  if (onlyAsksForHelp(rest)) return await runEntry(command, context, rest);
-  const { runConfined } = await importCommand<
-    typeof import("./control/_confined.ts")
-  >("./control/_confined.ts");
-  return await runConfined(command.name, context, rest);
+  return await runEntry(command, context, rest);
 }
 
 /** The `control` command. */

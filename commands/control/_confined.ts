@@ -17,17 +17,19 @@ import {
 import type { CommandContext } from "../_context.ts";
 import { StdoutClosedError, Writer } from "../_output.ts";
 import type { RunLocation } from "../../lib/workspace/run_location.ts";
-import { CONTROL_ENV, planScope, runScope } from "./_scope.ts";
+import type { ControlDeclaration, ControlInput } from "./_declare.ts";
+import { CONTROL_ENV, planControl, runScope } from "./_scope.ts";
 
 /** A message from the main thread to the worker. */
 export type ToWorker =
   | {
     type: "run";
-    name: string;
-    argv: string[];
+    /** The parsed values and the location: the worker parses nothing. */
+    input: ControlInput<unknown>;
     cwd: string;
     color: boolean;
-    stateRoot: string | null;
+    /** The test hook's path to escape to (`setTestEscape`), or `null`. */
+    escape: string | null;
     /**
      * The worker writes to the process's stdout and stderr itself (with
      * stderr terminal-safe) instead of forwarding each write: true when the
@@ -41,6 +43,8 @@ export type ToWorker =
     type: "call";
     request: unknown;
     stateRoot: string;
+    /** As for `run`. */
+    escape: string | null;
   };
 
 /** A message from the worker to the main thread. */
@@ -59,6 +63,18 @@ export type FromWorker =
     exitCode: number;
     stack: string | null;
   };
+
+let testEscape: string | null = null;
+
+/**
+ * A test's hook: every confined worker this process starts first writes
+ * `path` (relative to its state root), which the runtime must refuse when
+ * it leaves the scope by name. Installed only by the tests' entry
+ * (`tests/_helpers/fault_main.ts`); no environment variable reaches it.
+ */
+export function setTestEscape(path: string | null): void {
+  testEscape = path;
+}
 
 /** An error the worker reported, with the exit code it asked for. */
 class WorkerReportedError extends PromptRunnerError {
@@ -165,8 +181,8 @@ function writesDirectly(context: CommandContext): boolean {
  */
 function confinedWorker(
   what: string,
-  entry: URL,
-  scope: { read: string[] | true; write: string[] },
+  entry: URL | string,
+  scope: { read: string[]; write: string[] },
   enabled: boolean,
 ): Worker {
   if (!enabled) {
@@ -176,7 +192,7 @@ function confinedWorker(
     );
   }
   try {
-    return new Worker(entry.href, {
+    return new Worker(typeof entry === "string" ? entry : entry.href, {
       type: "module",
       deno: {
         permissions: {
@@ -204,26 +220,53 @@ function confinedWorker(
   }
 }
 
+const WORKER = new URL("./_worker.ts", import.meta.url).href;
+
 /**
- * Runs control command `name` in a worker confined to its run.
+ * The module a command's worker starts on: the one worker entry and the
+ * command's module, both imported statically (a confined worker may not
+ * read the program's files to import one later; a `data:` module's
+ * imports are loaded as the program's own).
+ */
+function workerModule(module: string, name: string): string {
+  const source = `import { serveControl } from ${JSON.stringify(WORKER)};
+import { ${name} as declaration } from ${JSON.stringify(module)};
+serveControl(declaration);
+`;
+  return `data:application/javascript,${encodeURIComponent(source)}`;
+}
+
+/**
+ * Runs a control command: plans it on this thread from its declaration
+ * (parsing `argv` once, resolving its run), then does its work in a worker
+ * confined to that run.
  *
+ * @param name The command's name, which its module exports its declaration by.
+ * @param declaration The command's declaration.
+ * @param module The URL of the module that declares it.
  * @returns The command's exit code.
- * @throws The command's error, rebuilt in this thread.
+ * @throws The planner's errors (usage, not found, `CANNOT_PLAN`), or the
+ * command's, rebuilt in this thread.
  */
 export async function runConfined(
   name: string,
+  declaration: ControlDeclaration,
+  module: string,
   context: CommandContext,
   argv: string[],
+  help: () => string,
 ): Promise<number> {
-  // Looking for the flag spawns cat: done while the scope is planned.
+  // Looking for the flag spawns cat: done before the plan reads anything.
   const enabled = workerOptionsEnabled();
-  const scope = await planScope(name, argv, context.cwd);
-  // relax shares amend's module, and so its worker entry.
-  const entry = name === "relax" ? "amend" : name;
+  const plan = await planControl(name, declaration, argv, context);
+  if (plan === "help") {
+    await context.stdout.write(help());
+    return ExitCode.OK;
+  }
   const worker = confinedWorker(
     `"control ${name}"`,
-    new URL(`./_workers/${entry}.ts`, import.meta.url),
-    scope,
+    workerModule(module, name),
+    plan,
     enabled,
   );
   try {
@@ -255,11 +298,10 @@ export async function runConfined(
       worker.postMessage(
         {
           type: "run",
-          name,
-          argv: scope.argv,
+          input: plan.input,
           cwd: context.cwd,
           color: context.color,
-          stateRoot: scope.location?.state_root ?? null,
+          escape: testEscape,
           direct: writesDirectly(context),
         } satisfies ToWorker,
       );
@@ -313,6 +355,7 @@ export async function callConfined(
           type: "call",
           request,
           stateRoot: location.state_root,
+          escape: testEscape,
         } satisfies ToWorker,
       );
     });

@@ -1,82 +1,85 @@
 /**
- * The control subcommands, in help order: each is described here and its
- * module imported only when it runs.
+ * The control subcommands, in help order: each is named and summarised
+ * here, and declared in its module (`_declare.ts`), imported only when it
+ * runs or its help is asked for.
  *
  * @module
  */
 
-import type { CommandEntry, CommandInfo } from "../_context.ts";
-import { describedEntry, importCommand } from "../_dispatch.ts";
-import {
-  CONTROL_AMEND_INFO,
-  CONTROL_CONTRACT_INFO,
-  CONTROL_LOG_INFO,
-  CONTROL_RELAX_INFO,
-  CONTROL_STATUS_INFO,
-  CONTROL_VIEW_INFO,
-} from "./_help.ts";
+import type { Command, CommandEntry, CommandInfo } from "../_context.ts";
+import { importCommand } from "../_dispatch.ts";
+import { type ControlDeclaration, declaredHelp } from "./_declare.ts";
 
-/** A command whose help is kept beside its code: asking for it loads it. */
-function loaded(
-  name: string,
-  summary: string,
-  load: CommandEntry["load"],
-): CommandEntry {
+/**
+ * A control command as the registry lists it: its name and summary, and the
+ * module that declares it (by the name it exports), loaded only when the
+ * command runs or its help is asked for.
+ */
+function declared(name: string, summary: string, path: string): CommandEntry {
+  const load = async (): Promise<Command> => {
+    const module = await importCommand<Record<string, unknown>>(path);
+    const declaration = module[name] as ControlDeclaration;
+    const help = declaredHelp(declaration);
+    return {
+      name,
+      summary,
+      help,
+      run: async (context, argv) => {
+        const { runConfined } = await importCommand<
+          typeof import("./_confined.ts")
+        >("./control/_confined.ts");
+        const url = new URL(path, new URL("../", import.meta.url)).href;
+        return await runConfined(
+          name,
+          declaration,
+          url,
+          context,
+          argv,
+          () => help,
+        );
+      },
+    };
+  };
   return { name, summary, help: async () => (await load()).help, load };
 }
 
 /** The control subcommands, in help order. */
 export const CONTROL_COMMANDS: readonly CommandEntry[] = [
-  describedEntry(
-    CONTROL_STATUS_INFO,
-    async () =>
-      (await importCommand<typeof import("./status.ts")>("./control/status.ts"))
-        .controlStatusCommand,
+  declared(
+    "status",
+    "Show a run's live state (the snapshot)",
+    "./control/status.ts",
   ),
-  loaded(
+  declared(
     "events",
     "Replay and follow a run's events until it finishes",
-    async () =>
-      (await importCommand<typeof import("./events.ts")>("./control/events.ts"))
-        .controlEventsCommand,
+    "./control/events.ts",
   ),
-  describedEntry(
-    CONTROL_LOG_INFO,
-    async () =>
-      (await importCommand<typeof import("./log.ts")>("./control/log.ts"))
-        .controlLogCommand,
+  declared(
+    "log",
+    "Show the audit log of commands sent to a run",
+    "./control/log.ts",
   ),
-  describedEntry(
-    CONTROL_VIEW_INFO,
-    async () =>
-      (await importCommand<typeof import("./view.ts")>("./control/view.ts"))
-        .controlViewCommand,
+  declared(
+    "view",
+    "Change a live run's view (log mode, tool output, thinking, diff)",
+    "./control/view.ts",
   ),
-  loaded(
-    "steer",
-    "Steer a live run's agent",
-    async () =>
-      (await importCommand<typeof import("./steer.ts")>("./control/steer.ts"))
-        .controlSteerCommand,
+  declared("steer", "Steer a live run's agent", "./control/steer.ts"),
+  declared(
+    "contract",
+    "Show a prompt's contract, its amendments and what is enforced",
+    "./control/contract.ts",
   ),
-  describedEntry(
-    CONTROL_CONTRACT_INFO,
-    async () =>
-      (await importCommand<typeof import("./contract.ts")>(
-        "./control/contract.ts",
-      )).controlContractCommand,
+  declared(
+    "amend",
+    "Add a requirement to a prompt's contract (needs --reason)",
+    "./control/amend.ts",
   ),
-  describedEntry(
-    CONTROL_AMEND_INFO,
-    async () =>
-      (await importCommand<typeof import("./amend.ts")>("./control/amend.ts"))
-        .controlAmendCommand,
-  ),
-  describedEntry(
-    CONTROL_RELAX_INFO,
-    async () =>
-      (await importCommand<typeof import("./amend.ts")>("./control/amend.ts"))
-        .controlRelaxCommand,
+  declared(
+    "relax",
+    "Drop a clause of a prompt's contract (needs --reason and --confirm)",
+    "./control/amend.ts",
   ),
 ];
 

@@ -1,79 +1,39 @@
 /**
- * Planning a confined control command (DESIGN §11): the main thread parses
- * the arguments and resolves where the run lives, then names the paths the
- * worker may touch and rewrites the arguments so the worker's own resolution
- * reads only inside them.
+ * Planning a confined control command (DESIGN §11), from its declaration:
+ * the main thread parses the arguments once, makes the command's checks,
+ * resolves where the run lives, and names the paths the worker may touch.
+ * The worker gets the parsed values and the location, and parses nothing.
+ * A declaration that cannot be planned is refused, never run wider.
  *
  * @module
  */
 
-import { join } from "../../lib/shared/posix_path.ts";
+import { join, resolve } from "../../lib/shared/posix_path.ts";
 import { realOrGiven } from "../../lib/shared/real_or_given.ts";
 import {
-  type LocationNeed,
-  resolveRunLocation,
-  type RunLocation,
-} from "../../lib/workspace/mod.ts";
-import {
-  type FlagSpec,
-  parseCommandArgs,
-  type ParsedArgs,
-  stringFlag,
-} from "../_args.ts";
+  ExitCode,
+  PromptRunnerError,
+  UsageError,
+} from "../../lib/shared/errors.ts";
+import { isDirectory } from "../../lib/shared/path_exists.ts";
+import { resolveRunLocation } from "../../lib/workspace/resolve_run_location.ts";
+import type { RunLocation } from "../../lib/workspace/run_location.ts";
+import { isWorkspaceId } from "../../lib/workspace/workspace_file.ts";
+import { lookupWorkspace } from "../../lib/workspace/registry.ts";
+import { type FlagSpec, parseCommandArgs, stringFlag } from "../_args.ts";
+import type { CommandContext } from "../_context.ts";
+import type {
+  ControlDeclaration,
+  ControlInput,
+  FlagValues,
+  TargetKind,
+  Writes,
+} from "./_declare.ts";
 import { isTargetWord, WORKSPACE_FLAGS } from "./_target.ts";
 
-const STRING: FlagSpec = { type: "string" };
-const BOOLEAN: FlagSpec = { type: "boolean" };
-const VIEW = {
-  "log-mode": STRING,
-  "tool-output": STRING,
-  thinking: STRING,
-  diff: STRING,
-};
-
-/** How each control command names its run, and the flags it takes. */
-const SHAPES: Record<
-  string,
-  { kind: "location" | "steer" | "contract"; flags: Record<string, FlagSpec> }
-> = {
-  status: { kind: "location", flags: { json: BOOLEAN } },
-  events: {
-    kind: "location",
-    flags: { from: STRING, ...VIEW, json: BOOLEAN },
-  },
-  log: { kind: "location", flags: { follow: BOOLEAN, json: BOOLEAN } },
-  view: { kind: "location", flags: { ...VIEW, author: STRING } },
-  steer: { kind: "steer", flags: { prompt: STRING, author: STRING } },
-  contract: { kind: "contract", flags: { json: BOOLEAN } },
-  amend: {
-    kind: "contract",
-    flags: {
-      "add-file": STRING,
-      "add-path": STRING,
-      "add-command": STRING,
-      "add-contains": STRING,
-      reason: STRING,
-      persist: BOOLEAN,
-      author: STRING,
-      json: BOOLEAN,
-    },
-  },
-  relax: {
-    kind: "contract",
-    flags: {
-      drop: STRING,
-      reason: STRING,
-      confirm: BOOLEAN,
-      persist: BOOLEAN,
-      author: STRING,
-      json: BOOLEAN,
-    },
-  },
-};
-
 /**
- * The environment variables a control command reads: the author's name,
- * the debug and test switches, and the two the yaml package reads while it
+ * The environment variables a control command's worker reads: the author's
+ * name, the debug switch, and the two the yaml package reads while it
  * parses a packet.
  */
 export const CONTROL_ENV: readonly string[] = [
@@ -83,39 +43,82 @@ export const CONTROL_ENV: readonly string[] = [
   "LOGNAME",
   "USERNAME",
   "PROMPT_RUNNER_DEBUG",
-  "PROMPT_RUNNER_TEST_FAULT",
-  // Where prepared workspaces are registered: an unplanned command (its
-  // arguments wrong, its run not found) resolves again in the worker, to
-  // report the same error it always did.
-  "XDG_STATE_HOME",
-  "HOME",
 ];
 
-/** What a confined command may touch, and the arguments it runs with. */
-export interface ControlScope {
-  /** The arguments, with TARGET and `--state-root` made absolute. */
-  argv: string[];
-  /** The resolved location, or `null` when planning found an error. */
-  location: RunLocation | null;
+/** What a confined command may touch, and what its work gets. */
+export interface ControlPlan {
+  /** The parsed values, the location and what the checks prepared. */
+  input: ControlInput<unknown>;
   /** Paths the worker may read (recursively). */
-  read: string[] | true;
+  read: string[];
   /** Paths the worker may write (recursively). */
   write: string[];
 }
 
+const TARGETS: readonly TargetKind[] = ["location", "steer", "contract"];
+const WRITES: readonly Writes[] = ["nothing", "requests", "amendments"];
+const RESERVED = ["help", "state-root", ...Object.keys(WORKSPACE_FLAGS)];
+
+/** A declaration the planner cannot plan: a bug, refused. */
+function cannotPlan(name: string, detail: string): never {
+  throw new PromptRunnerError(
+    `Cannot plan "control ${name}": ${detail}; it was not run`,
+    {
+      code: "CANNOT_PLAN",
+      exitCode: ExitCode.INTERNAL,
+      hint:
+        "This is a bug in the command's declaration (commands/control/); nothing was read or written",
+    },
+  );
+}
+
+/** Checks that a declaration says everything the planner needs. */
+function checkDeclaration(
+  name: string,
+  declaration: ControlDeclaration,
+): void {
+  if (!TARGETS.includes(declaration.target)) {
+    cannotPlan(
+      name,
+      `unknown target kind ${JSON.stringify(declaration.target)}`,
+    );
+  }
+  if (!WRITES.includes(declaration.writes)) {
+    cannotPlan(name, `unknown writes ${JSON.stringify(declaration.writes)}`);
+  }
+  for (const [flag, spec] of Object.entries(declaration.flags)) {
+    if (RESERVED.includes(flag)) {
+      cannotPlan(name, `--${flag} is the planner's own flag`);
+    }
+    if (spec.type !== "string" && spec.type !== "boolean") {
+      cannotPlan(name, `--${flag} has no type`);
+    }
+  }
+  const persist = declaration.persist;
+  if (persist !== undefined) {
+    if (declaration.flags[persist]?.type !== "boolean") {
+      cannotPlan(name, `its persist flag --${persist} is not a boolean flag`);
+    }
+    if (declaration.writes !== "amendments") {
+      cannotPlan(name, "only an amendment may rewrite the packet's prompts");
+    }
+  }
+}
+
 /**
- * The paths a worker confined to a run may touch: read and write its state
- * root, read its packet, and read `/etc/passwd` (the author's account name
- * when `$USER` is unset); with `persist`, write the packet's `prompts/` too
- * (the prompt file is replaced through a temporary file beside it). Each
- * is granted by the name given and by its real name: Deno compares names,
- * and a packet directory that is a link is read by its real path (its
- * default state root too). The control commands and the dashboard's
- * actions both run in this scope.
+ * The paths a worker confined to a run may touch: read its state root and
+ * packet, and `/etc/passwd` (the author's account name when `$USER` is
+ * unset); write its state root unless it writes nothing; with `persist`,
+ * write the packet's `prompts/` too (the prompt file is replaced through a
+ * temporary file beside it). Each is granted by the name given and by its
+ * real name: Deno compares names, and a packet directory that is a link is
+ * read by its real path (its default state root too). The control commands
+ * and the dashboard's actions both run in this scope.
  */
 export async function runScope(
   location: Pick<RunLocation, "state_root" | "packet_dir">,
   persist: boolean,
+  writes: Writes = "amendments",
 ): Promise<{ read: string[]; write: string[] }> {
   const both = async (path: string): Promise<string[]> => {
     const real = await realOrGiven(path);
@@ -131,104 +134,120 @@ export async function runScope(
   if ((await Deno.permissions.query(passwd)).state === "granted") {
     read.push(passwd.path);
   }
-  const write = [...root];
+  const write = writes === "nothing" ? [] : [...root];
   if (persist) write.push(...packet.map((dir) => join(dir, "prompts")));
   return { read, write };
 }
 
-/** The argument list that gives the parsed values back, paths replaced. */
-function rebuild(
-  args: ParsedArgs,
+/** Splits `[TARGET] PROMPT_ID`, refusing what cannot be one. */
+async function promptTarget(
+  name: string,
   positionals: string[],
-  stateRoot: string | undefined,
-): string[] {
-  const argv: string[] = [];
-  for (const [name, value] of Object.entries(args.values)) {
-    // The location is resolved here: the worker gets it as paths, never as
-    // a workspace to look up (that would read outside its scope).
-    if (
-      name === "state-root" || name === "workspace" || name === "packet" ||
-      value === undefined || value === false
-    ) {
-      continue;
-    }
-    for (const one of Array.isArray(value) ? value : [value]) {
-      argv.push(one === true ? `--${name}` : `--${name}=${one}`);
-    }
+  cwd: string,
+): Promise<{ target: string | undefined; promptId: string }> {
+  if (positionals.length > 2) {
+    throw new UsageError(
+      `Too many arguments: expected [TARGET] PROMPT_ID, found ${positionals.length} arguments`,
+      { hint: `Run 'prompt_runner control ${name} --help'` },
+    );
   }
-  if (stateRoot !== undefined) argv.push(`--state-root=${stateRoot}`);
-  return [...argv, "--", ...positionals];
+  const promptId = positionals.at(-1);
+  if (
+    promptId === undefined ||
+    (positionals.length === 1 && !/^\d+$/.test(promptId) &&
+      (await isDirectory(resolve(cwd, promptId)) ||
+        (isWorkspaceId(promptId) && await lookupWorkspace(promptId) !== null)))
+  ) {
+    throw new UsageError("A prompt id is required", {
+      hint: `Run 'prompt_runner control ${name} [TARGET] PROMPT_ID'`,
+    });
+  }
+  return {
+    target: positionals.length === 2 ? positionals[0] : undefined,
+    promptId,
+  };
 }
 
 /**
- * Plans a control command's scope. When the arguments are wrong or the run
- * cannot be found, the plan reads anywhere and writes nothing: the command
- * then reports the same usage or not-found error it always did.
+ * Plans control command `name`: parses `argv` by its declaration, makes its
+ * checks, resolves its run and names its scope.
+ *
+ * @returns The plan, or `"help"` when the arguments ask for help.
+ * @throws {UsageError} for bad arguments, {@linkcode NotFoundError} when
+ * the run cannot be found (the errors the command always reported), and a
+ * {@linkcode PromptRunnerError} `CANNOT_PLAN` (exit 70) when the
+ * declaration cannot be planned: nothing is run.
  */
-export async function planScope(
+export async function planControl(
   name: string,
+  declaration: ControlDeclaration,
   argv: string[],
-  cwd: string,
-): Promise<ControlScope> {
-  const unplanned: ControlScope = {
-    argv,
-    location: null,
-    read: true,
-    write: [],
-  };
-  const shape = SHAPES[name];
-  if (shape === undefined) return unplanned;
-  try {
-    const args = parseCommandArgs(`control ${name}`, argv, {
-      ...shape.flags,
-      ...WORKSPACE_FLAGS,
-      "state-root": STRING,
-    });
-    const given = args.values["state-root"];
-    const stateRoot = typeof given === "string" ? given : undefined;
-    let words = args.positionals;
-    let target: string | undefined;
-    let needs: LocationNeed = "state_root";
-    if (shape.kind === "location") {
-      if (words.length > 1) return unplanned;
-      [target, ...words] = words;
-    } else if (shape.kind === "steer") {
-      if (
-        stateRoot === undefined && args.values.workspace === undefined &&
-        words.length >= 2 && await isTargetWord(words[0]!, cwd)
-      ) {
-        [target, ...words] = words;
-      }
-    } else {
-      if (words.length !== 2 && words.length !== 1) return unplanned;
-      if (words.length === 2) [target, ...words] = words;
-      else if (!/^\d+$/.test(words[0]!)) return unplanned;
-      needs = "packet_and_state_root";
-    }
-    const location = await resolveRunLocation(target, {
-      needs,
-      cwd,
-      stateRoot,
-      command: `control ${name}`,
-      workspace: stringFlag(args, "workspace"),
-      packet: stringFlag(args, "packet"),
-    });
-    const packet = location.packet_dir;
-    const { read, write } = await runScope(
-      location,
-      args.values.persist === true,
-    );
-    const rewritten = shape.kind === "contract"
-      ? rebuild(
-        args,
-        [packet ?? location.state_root, ...words],
-        location.default_state_root && location.workspace_id === null
-          ? undefined
-          : location.state_root,
-      )
-      : rebuild(args, words, location.state_root);
-    return { argv: rewritten, location, read, write };
-  } catch {
-    return unplanned;
+  context: Pick<CommandContext, "cwd" | "stdin">,
+): Promise<ControlPlan | "help"> {
+  checkDeclaration(name, declaration);
+  const specs: Record<string, FlagSpec> = {};
+  for (const [flag, spec] of Object.entries(declaration.flags)) {
+    specs[flag] = { type: spec.type };
   }
+  const args = parseCommandArgs(`control ${name}`, argv, {
+    ...specs,
+    ...WORKSPACE_FLAGS,
+    "state-root": { type: "string" },
+  });
+  if (args.values.help) return "help";
+  const values: FlagValues = {};
+  for (const flag of Object.keys(declaration.flags)) {
+    const value = args.values[flag];
+    if (Array.isArray(value)) cannotPlan(name, `--${flag} repeats`);
+    values[flag] = value;
+  }
+  const stateRoot = stringFlag(args, "state-root");
+  const workspace = stringFlag(args, "workspace");
+  let words = args.positionals;
+  let target: string | undefined;
+  if (declaration.target === "location") {
+    if (words.length > 1) {
+      throw new UsageError("Too many arguments: expected at most one TARGET", {
+        hint: `Run 'prompt_runner control ${name} --help'`,
+      });
+    }
+    [target, ...words] = words;
+  } else if (declaration.target === "steer") {
+    if (
+      stateRoot === undefined && workspace === undefined &&
+      words.length >= 2 && await isTargetWord(words[0]!, context.cwd)
+    ) {
+      [target, ...words] = words;
+    }
+  }
+  const checked = {
+    values,
+    words,
+    ...(context.stdin === undefined ? {} : { stdin: context.stdin }),
+  };
+  const prepared = await declaration.prepare?.(checked);
+  if (declaration.target === "contract") {
+    const split = await promptTarget(name, words, context.cwd);
+    target = split.target;
+    words = [split.promptId];
+  }
+  const location = await resolveRunLocation(target, {
+    needs: declaration.target === "contract"
+      ? "packet_and_state_root"
+      : "state_root",
+    cwd: context.cwd,
+    stateRoot,
+    // A steer's hints name no command (its TARGET is optional twice over).
+    ...(declaration.target === "steer" ? {} : { command: `control ${name}` }),
+    workspace,
+    packet: stringFlag(args, "packet"),
+  });
+  const persist = declaration.persist !== undefined &&
+    values[declaration.persist] === true;
+  const { read, write } = await runScope(
+    location,
+    persist,
+    declaration.writes,
+  );
+  return { input: { values, words, prepared, location }, read, write };
 }

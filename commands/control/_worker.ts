@@ -13,9 +13,10 @@
 /// <reference lib="deno.worker" />
 
 import { StdoutClosedError, Writer } from "../_output.ts";
-import type { Command, CommandContext } from "../_context.ts";
+import type { CommandContext } from "../_context.ts";
 import { PromptRunnerError } from "../../lib/shared/errors.ts";
 import type { FromWorker, ToWorker } from "./_confined.ts";
+import type { ControlDeclaration } from "./_declare.ts";
 
 const acks = new Map<number, (closed: boolean) => void>();
 let nextWrite = 0;
@@ -95,23 +96,20 @@ function describe(error: unknown): FromWorker {
 }
 
 /**
- * A test's way to make the worker reach outside its scope by name
- * (`PROMPT_RUNNER_TEST_FAULT=control_escape:../outside/file`): the runtime
- * must stop it.
+ * A test's way to make the worker reach outside its scope by name: the
+ * path (relative to the state root) the main thread's test hook names
+ * (`setTestEscape` in `_confined.ts`); the runtime must stop it.
  */
-async function testEscape(stateRoot: string | null): Promise<void> {
-  const fault = Deno.env.get("PROMPT_RUNNER_TEST_FAULT");
-  if (stateRoot === null || !fault?.startsWith(ESCAPE)) return;
-  await Deno.writeTextFile(
-    `${stateRoot}/${fault.slice(ESCAPE.length)}`,
-    "escaped\n",
-  );
+async function testEscape(
+  escape: string | null,
+  stateRoot: string | null,
+): Promise<void> {
+  if (escape === null || stateRoot === null) return;
+  await Deno.writeTextFile(`${stateRoot}/${escape}`, "escaped\n");
 }
 
-const ESCAPE = "control_escape:";
-
 async function run(
-  commands: Record<string, Command>,
+  declaration: ControlDeclaration,
   message: ToWorker & { type: "run" },
 ): Promise<void> {
   // Writing to the process's streams from here saves a copy and a round
@@ -127,12 +125,8 @@ async function run(
     cwd: message.cwd,
   };
   try {
-    await testEscape(message.stateRoot);
-    const command = commands[message.name];
-    if (command === undefined) {
-      throw new Error(`No control command "${message.name}" in this worker`);
-    }
-    const code = await command.run(context, message.argv);
+    await testEscape(message.escape, message.input.location.state_root);
+    const code = await declaration.run(context, message.input);
     post({ type: "done", code });
   } catch (error) {
     post(
@@ -157,7 +151,7 @@ export function serveCall(
     const message = event.data;
     if (message.type !== "call") return;
     try {
-      await testEscape(message.stateRoot);
+      await testEscape(message.escape, message.stateRoot);
       post({ type: "result", value: await handler(message.request) });
     } catch (error) {
       post(describe(error));
@@ -166,11 +160,13 @@ export function serveCall(
 }
 
 /**
- * Serves the main thread's request to run one of `commands` in this worker
- * (each worker entry in `_workers/` names its own, so a worker loads only
- * the code of the command it runs).
+ * The one worker entry of every control command: serves the main thread's
+ * request to run `declaration`'s work with the values and the location the
+ * main thread planned (`runConfined` in `_confined.ts` starts the worker
+ * on a two-line module that imports this and the command's module, so a
+ * worker loads only the code of the command it runs).
  */
-export function serveCommands(commands: Record<string, Command>): void {
+export function serveControl(declaration: ControlDeclaration): void {
   self.onmessage = (event: MessageEvent<ToWorker>) => {
     const message = event.data;
     if (message.type === "ack") {
@@ -178,7 +174,7 @@ export function serveCommands(commands: Record<string, Command>): void {
       acks.delete(message.id);
       resolve?.(message.closed);
     } else if (message.type === "run") {
-      run(commands, message);
+      run(declaration, message);
     }
   };
 }

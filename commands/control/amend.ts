@@ -5,15 +5,26 @@
  * @module
  */
 
-import { amend, relax } from "../../lib/contract/mod.ts";
+import type { RelaxOptions } from "../../lib/contract/mod.ts";
 import type { AmendmentRecord } from "../../lib/control/mod.ts";
-import { paint, terminalSafe, terminalSafeData } from "../../lib/render/mod.ts";
-import { UsageError } from "../../lib/shared/mod.ts";
-import { parseCommandArgs, type ParsedArgs, stringFlag } from "../_args.ts";
-import { CONTROL_AMEND_INFO, CONTROL_RELAX_INFO } from "./_help.ts";
-import type { Command, CommandContext } from "../_context.ts";
-import { resolveAmendTarget } from "./_amend_target.ts";
-import { WORKSPACE_FLAGS, workspaceFlags } from "./_target.ts";
+import {
+  paint,
+  terminalSafe,
+  terminalSafeData,
+} from "../../lib/render/ansi.ts";
+import { UsageError } from "../../lib/shared/errors.ts";
+import {
+  type PacketRunLocation,
+  runTargetOf,
+} from "../../lib/workspace/run_location.ts";
+import type { CommandContext } from "../_context.ts";
+import {
+  authorFlag,
+  type ControlFlag,
+  type ControlInput,
+  declareControl,
+  type FlagValues,
+} from "./_declare.ts";
 
 /** Splits a command line into argv: whitespace separates, quotes group. Never a shell. */
 export function splitCommandLine(line: string): string[] {
@@ -52,9 +63,15 @@ export function splitCommandLine(line: string): string[] {
   return argv;
 }
 
-function addition(args: ParsedArgs): { clause: string; entry: unknown } {
+/** What an amendment adds. */
+interface Addition {
+  clause: string;
+  entry: unknown;
+}
+
+function addition(values: FlagValues): Addition {
   const given = ["add-file", "add-path", "add-command", "add-contains"].filter(
-    (flag) => args.values[flag] !== undefined,
+    (flag) => values[flag] !== undefined,
   );
   if (given.length !== 1) {
     throw new UsageError(
@@ -67,7 +84,7 @@ function addition(args: ParsedArgs): { clause: string; entry: unknown } {
     );
   }
   const flag = given[0]!;
-  const value = stringFlag(args, flag)!;
+  const value = values[flag] as string;
   switch (flag) {
     case "add-file":
       return { clause: "files_exist", entry: value };
@@ -127,84 +144,59 @@ async function report(
   await context.stdout.write(terminalSafe(text, { style: context.color }));
 }
 
-async function amendCommand(
-  context: CommandContext,
-  argv: string[],
-): Promise<number> {
-  const args = parseCommandArgs("control amend", argv, {
-    "add-file": { type: "string" },
-    "add-path": { type: "string" },
-    "add-command": { type: "string" },
-    "add-contains": { type: "string" },
-    reason: { type: "string" },
-    persist: { type: "boolean" },
-    author: { type: "string" },
-    "state-root": { type: "string" },
-    ...WORKSPACE_FLAGS,
-    json: { type: "boolean" },
-  });
-  if (args.values.help) {
-    await context.stdout.write(CONTROL_AMEND_INFO.help);
-    return 0;
-  }
-  const { clause, entry } = addition(args);
-  const reason = stringFlag(args, "reason");
+/** An amendment's addition and reason, checked before any file is read. */
+function checkAmend(
+  { values }: { values: FlagValues },
+): Addition & { reason: string } {
+  const { clause, entry } = addition(values);
+  const reason = values.reason as string | undefined;
   if (reason === undefined || reason.trim() === "") {
     throw new UsageError("An amendment needs a reason: --reason is mandatory", {
       hint:
         "Say why the contract changes; a missing reason is refused, never defaulted",
     });
   }
-  const { target, promptId } = await resolveAmendTarget(
-    "amend",
-    args.positionals,
-    context.cwd,
-    stringFlag(args, "state-root"),
-    workspaceFlags(args),
+  return { clause, entry, reason };
+}
+
+async function amendCommand(
+  context: CommandContext,
+  { values, words, prepared, location }: ControlInput<
+    ReturnType<typeof checkAmend>
+  >,
+): Promise<number> {
+  const author = values.author as string | undefined;
+  const { amend } = await import("../../lib/contract/mod.ts");
+  const record = await amend(
+    runTargetOf(location as PacketRunLocation),
+    words[0]!,
+    {
+      clause: prepared.clause,
+      entries: [prepared.entry],
+      reason: prepared.reason,
+      persist: values.persist === true,
+      ...(author === undefined ? {} : { author }),
+    },
   );
-  const author = stringFlag(args, "author");
-  const record = await amend(target, promptId, {
-    clause,
-    entries: [entry],
-    reason,
-    persist: args.values.persist === true,
-    ...(author === undefined ? {} : { author }),
-  });
-  await report(context, record, args.values.json === true);
+  await report(context, record, values.json === true);
   return 0;
 }
 
-async function relaxCommand(
-  context: CommandContext,
-  argv: string[],
-): Promise<number> {
-  const args = parseCommandArgs("control relax", argv, {
-    drop: { type: "string" },
-    reason: { type: "string" },
-    confirm: { type: "boolean" },
-    persist: { type: "boolean" },
-    author: { type: "string" },
-    "state-root": { type: "string" },
-    ...WORKSPACE_FLAGS,
-    json: { type: "boolean" },
-  });
-  if (args.values.help) {
-    await context.stdout.write(CONTROL_RELAX_INFO.help);
-    return 0;
-  }
-  const clause = stringFlag(args, "drop");
+/** A relaxation's clause, reason and confirmation, checked first. */
+function checkRelax({ values }: { values: FlagValues }): RelaxOptions {
+  const clause = values.drop as string | undefined;
   if (clause === undefined) {
     throw new UsageError("Name the clause to drop: --drop CLAUSE", {
       hint:
         "For example: control relax PACKET 01 --drop commands --reason '…' --confirm",
     });
   }
-  const author = stringFlag(args, "author");
+  const author = values.author as string | undefined;
   const options = {
     clause,
-    reason: stringFlag(args, "reason") ?? "",
-    confirm: args.values.confirm === true,
-    persist: args.values.persist === true,
+    reason: (values.reason as string | undefined) ?? "",
+    confirm: values.confirm === true,
+    persist: values.persist === true,
     ...(author === undefined ? {} : { author }),
   };
   if (!options.confirm) {
@@ -223,26 +215,128 @@ async function relaxCommand(
         "Say why the contract changes; a missing reason is refused, never defaulted",
     });
   }
-  const { target, promptId } = await resolveAmendTarget(
-    "relax",
-    args.positionals,
-    context.cwd,
-    stringFlag(args, "state-root"),
-    workspaceFlags(args),
+  return options;
+}
+
+async function relaxCommand(
+  context: CommandContext,
+  { values, words, prepared, location }: ControlInput<
+    ReturnType<typeof checkRelax>
+  >,
+): Promise<number> {
+  const { relax } = await import("../../lib/contract/mod.ts");
+  const record = await relax(
+    runTargetOf(location as PacketRunLocation),
+    words[0]!,
+    prepared,
   );
-  const record = await relax(target, promptId, options);
-  await report(context, record, args.values.json === true);
+  await report(context, record, values.json === true);
   return 0;
 }
 
-/** The `control amend` command. */
-export const controlAmendCommand: Command = {
-  ...CONTROL_AMEND_INFO,
-  run: amendCommand,
-};
+const TARGETS = `TARGET is a
+workspace id (with a packet binding), a packet directory or a state root
+(default: the current directory, else the workspace related to it).`;
 
-/** The `control relax` command. */
-export const controlRelaxCommand: Command = {
-  ...CONTROL_RELAX_INFO,
-  run: relaxCommand,
+const REASON: ControlFlag = {
+  type: "string",
+  arg: "R",
+  help: "Why (required; never defaulted)",
 };
+const PERSIST: ControlFlag = {
+  type: "boolean",
+  help: "Also write the change into the prompt file",
+};
+const JSON_FLAG: ControlFlag = {
+  type: "boolean",
+  help: "Print the amendment record as one JSON line",
+};
+const ADDITION = "Addition (exactly one)";
+const NOT_RECORDED =
+  `  3 packet or prompt not found   4 the amendments file is corrupt, or other
+  amendments kept it waiting too long (nothing recorded)`;
+
+/** `control amend`. */
+export const amend = declareControl({
+  about:
+    `Usage: prompt_runner control amend [TARGET] PROMPT_ID ADDITION --reason R [options]
+
+Adds a requirement to a prompt's verify contract. Amendments live in the
+state root, not in the packet: every run from that state root enforces them
+(including a verification already under way), and a run from a clean state
+root uses the packet's contract. Each is recorded with its phase
+(pre_verify, post_failure or post_success) and logged. ${TARGETS}`,
+  flags: {
+    "add-file": {
+      type: "string",
+      arg: "PATH",
+      help: "files_exist: PATH must exist",
+      section: ADDITION,
+    },
+    "add-path": {
+      type: "string",
+      arg: "PATH",
+      help: "changed_paths_only: PATH may change",
+      section: ADDITION,
+    },
+    "add-command": {
+      type: "string",
+      arg: '"EXEC ARG"',
+      help: "commands: must exit 0 (split into argv, quotes\n" +
+        "group words; never run through a shell)",
+      section: ADDITION,
+    },
+    "add-contains": {
+      type: "string",
+      arg: "PATH=TEXT",
+      help: "contains: PATH must contain TEXT",
+      section: ADDITION,
+    },
+    reason: REASON,
+    persist: PERSIST,
+    author: authorFlag("amends"),
+    json: JSON_FLAG,
+  },
+  footer:
+    `Concurrent amend and relax commands take turns; one that waits more than
+30 s for the others fails and records nothing.
+
+Exit codes:
+  0 recorded   2 usage error (no reason, not exactly one addition, bad entry)
+${NOT_RECORDED}`,
+  target: "contract",
+  writes: "amendments",
+  persist: "persist",
+  prepare: checkAmend,
+  run: amendCommand,
+});
+
+/** `control relax`. */
+export const relax = declareControl({
+  about:
+    `Usage: prompt_runner control relax [TARGET] PROMPT_ID --drop CLAUSE --reason R --confirm [options]
+
+Removes a clause from a prompt's verify contract: the risky direction, so it
+needs --confirm and a reason. Recorded, logged and enforced like amend.
+Clauses: files_exist, files_absent, contains, matches, commands,
+changed_paths_only. TARGET is as for 'control amend'.`,
+  flags: {
+    drop: { type: "string", arg: "CLAUSE", help: "The clause to remove" },
+    reason: REASON,
+    confirm: {
+      type: "boolean",
+      help: "Confirm the contract gets weaker (required)",
+    },
+    persist: PERSIST,
+    author: authorFlag("relaxes"),
+    json: JSON_FLAG,
+  },
+  footer: `Exit codes:
+  0 recorded   2 usage error (no --confirm, no reason, unknown clause)
+${NOT_RECORDED}`,
+  target: "contract",
+  writes: "amendments",
+  persist: "persist",
+  prepare: checkRelax,
+  run: relaxCommand,
+});

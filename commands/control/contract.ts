@@ -5,13 +5,15 @@
  * @module
  */
 
-import { contract } from "../../lib/contract/mod.ts";
-import { paint, terminalSafe, terminalSafeData } from "../../lib/render/mod.ts";
-import { parseCommandArgs, stringFlag } from "../_args.ts";
-import { CONTROL_CONTRACT_INFO } from "./_help.ts";
-import type { Command, CommandContext } from "../_context.ts";
-import { resolveAmendTarget } from "./_amend_target.ts";
-import { WORKSPACE_FLAGS, workspaceFlags } from "./_target.ts";
+import {
+  paint,
+  terminalSafe,
+  terminalSafeData,
+} from "../../lib/render/ansi.ts";
+import type { PacketRunLocation } from "../../lib/workspace/run_location.ts";
+import { runTargetOf } from "../../lib/workspace/run_location.ts";
+import type { CommandContext } from "../_context.ts";
+import { type ControlInput, declareControl } from "./_declare.ts";
 
 const PHASE_STYLE = {
   pre_verify: "green",
@@ -19,28 +21,16 @@ const PHASE_STYLE = {
   post_success: "yellow",
 } as const;
 
-async function contractCommand(
+async function showContract(
   context: CommandContext,
-  argv: string[],
+  { values, words, location }: ControlInput<undefined>,
 ): Promise<number> {
-  const args = parseCommandArgs("control contract", argv, {
-    "state-root": { type: "string" },
-    ...WORKSPACE_FLAGS,
-    json: { type: "boolean" },
-  });
-  if (args.values.help) {
-    await context.stdout.write(CONTROL_CONTRACT_INFO.help);
-    return 0;
-  }
-  const { target, promptId } = await resolveAmendTarget(
-    "contract",
-    args.positionals,
-    context.cwd,
-    stringFlag(args, "state-root"),
-    workspaceFlags(args),
+  const { contract } = await import("../../lib/contract/mod.ts");
+  const stored = await contract(
+    runTargetOf(location as PacketRunLocation),
+    words[0]!,
   );
-  const stored = await contract(target, promptId);
-  if (args.values.json) {
+  if (values.json) {
     await context.stdout.json(stored);
     return 0;
   }
@@ -90,8 +80,26 @@ async function contractCommand(
   return 0;
 }
 
-/** The `control contract` command. */
-export const controlContractCommand: Command = {
-  ...CONTROL_CONTRACT_INFO,
-  run: contractCommand,
-};
+/** `control contract`. */
+export const contract = declareControl({
+  about: `Usage: prompt_runner control contract [TARGET] PROMPT_ID [options]
+
+Shows a prompt's verify contract: its amendments (phase, operation, clause,
+author, reason) and the packet's contract against the one every run from
+this state root enforces. Kept entries are indented, removed ones start
+with "-", added ones with "+". TARGET is a workspace id (with a packet
+binding), a packet directory or a state root (default: the current
+directory, else the workspace related to it).`,
+  flags: {
+    json: {
+      type: "boolean",
+      help: "Print {prompt_id, packet, enforced, amendments, diff}",
+    },
+  },
+  footer: `Exit codes:
+  0 ok   2 usage error   3 packet or prompt not found
+  4 an amendments file is corrupt (the message names the line)`,
+  target: "contract",
+  writes: "nothing",
+  run: showContract,
+});

@@ -4,52 +4,18 @@
  * @module
  */
 
-import {
-  eventLineBatches,
-  type EventsFrom,
-  eventTextBatches,
-} from "../../lib/control/events.ts";
-import { createRenderer } from "../../lib/render/create_renderer.ts";
-import { terminalSink } from "../../lib/render/sinks.ts";
+import type { EventsFrom } from "../../lib/control/subscribe.ts";
 import { UsageError } from "../../lib/shared/errors.ts";
 import { DEFAULT_VIEW } from "../../lib/shared/view.ts";
-import { stringFlag, viewFlags } from "../_args.ts";
-import type { Command, CommandContext } from "../_context.ts";
+import { viewFlags } from "../_args.ts";
+import type { CommandContext } from "../_context.ts";
+import type { ViewSettings } from "../../lib/shared/view.ts";
+import {
+  type ControlInput,
+  declareControl,
+  type FlagValues,
+} from "./_declare.ts";
 import { withStopSignals } from "./_signals.ts";
-import { parseRunCommand } from "./_target.ts";
-
-const HELP = `Usage: prompt_runner control events [TARGET] [options]
-
-Prints a run's events, then follows them until the run finishes. Each event
-is printed once, in order. TARGET is a workspace id, a packet directory or
-a state root (default: the current directory, else the workspace related
-to it). An interrupted run continued with 'run --resume' goes on after its
-first run_finished: a replay that finds the resumed run's events follows
-them to its last run_finished.
-
-Options:
-  --from WHERE        start (replay everything, the default), current (only
-                      events from now on), or a seq number to start at
-  --log-mode M        Render as compact (default), verbose or studio
-  --tool-output M     none | summary | preview | full
-  --thinking M        show | hide
-  --diff M            none | stat | full (path-only changes show no body here)
-  --state-root DIR    The run's state root (default: TARGET/.prompt_runner)
-  --workspace FILE    The workspace FILE describes, instead of TARGET
-  --packet DIR        With --workspace: the packet, when the file binds none
-  --json              Print the stored event lines unchanged (NDJSON)
-  -h, --help          Show this help
-
-Exit codes:
-  0 the run finished (run_finished was printed), or stdout closed
-  2 usage error   3 packet or run not found
-  5 the run ended without run_finished: its runner is gone, or another run
-    took over the state root
-  130/143 stopped by SIGINT/SIGTERM
-
-Examples:
-  prompt_runner control events examples/demo --from current --json | jq -c .
-`;
 
 /** Parses `--from`: `start`, `current`, or a positive seq. */
 export function parseFrom(value: string | undefined): EventsFrom {
@@ -64,31 +30,37 @@ export function parseFrom(value: string | undefined): EventsFrom {
   );
 }
 
-async function events(
+/** The replay's start and view, checked before any file is read. */
+function prepare(
+  { values }: { values: FlagValues },
+): { from: EventsFrom; view: Partial<ViewSettings> } {
+  return {
+    from: parseFrom(values.from as string | undefined),
+    view: viewFlags(values),
+  };
+}
+
+async function replay(
   context: CommandContext,
-  argv: string[],
+  { values, prepared, location }: ControlInput<ReturnType<typeof prepare>>,
 ): Promise<number> {
-  let from: EventsFrom = "start";
-  let view = {};
-  const parsed = await parseRunCommand(context, "events", HELP, argv, {
-    from: { type: "string" },
-    "log-mode": { type: "string" },
-    "tool-output": { type: "string" },
-    thinking: { type: "string" },
-    diff: { type: "string" },
-    json: { type: "boolean" },
-  }, (args) => {
-    from = parseFrom(stringFlag(args, "from"));
-    view = viewFlags(args.values);
-  });
-  if (parsed === null) return 0;
-  const { args, ref } = parsed;
-  const json = args.values.json === true;
+  const { from, view } = prepared;
+  // The work's modules: loaded by the worker, never by the planner.
+  const { currentRun } = await import("../../lib/control/current_run.ts");
+  const subscribe = await import("../../lib/control/events.ts");
+  const { createRenderer } = await import(
+    "../../lib/render/create_renderer.ts"
+  );
+  const { terminalSink } = await import("../../lib/render/sinks.ts");
+  const ref = await currentRun(location.state_root);
+  const json = values.json === true;
   const renderer = createRenderer({ ...DEFAULT_VIEW, ...view });
   return await withStopSignals(async (signal) => {
     if (json) {
       // The stored lines, unchanged: one write per batch of whole lines.
-      for await (const text of eventTextBatches(ref, { from, signal })) {
+      for await (
+        const text of subscribe.eventTextBatches(ref, { from, signal })
+      ) {
         await context.stdout.write(text);
       }
       return 0;
@@ -97,7 +69,9 @@ async function events(
       (text) => context.stdout.write(text),
       { color: context.color },
     );
-    for await (const batch of eventLineBatches(ref, { from, signal })) {
+    for await (
+      const batch of subscribe.eventLineBatches(ref, { from, signal })
+    ) {
       for (const { event } of batch) {
         await sink.event(event, renderer.render(event));
       }
@@ -107,10 +81,55 @@ async function events(
   });
 }
 
-/** The `control events` command. */
-export const controlEventsCommand: Command = {
-  name: "events",
-  summary: "Replay and follow a run's events until it finishes",
-  help: HELP,
-  run: events,
-};
+/** `control events`. */
+export const events = declareControl({
+  about: `Usage: prompt_runner control events [TARGET] [options]
+
+Prints a run's events, then follows them until the run finishes. Each event
+is printed once, in order. TARGET is a workspace id, a packet directory or
+a state root (default: the current directory, else the workspace related
+to it). An interrupted run continued with 'run --resume' goes on after its
+first run_finished: a replay that finds the resumed run's events follows
+them to its last run_finished.`,
+  flags: {
+    from: {
+      type: "string",
+      arg: "WHERE",
+      help: "start (replay everything, the default), current (only\n" +
+        "events from now on), or a seq number to start at",
+    },
+    "log-mode": {
+      type: "string",
+      arg: "M",
+      help: "Render as compact (default), verbose or studio",
+    },
+    "tool-output": {
+      type: "string",
+      arg: "M",
+      help: "none | summary | preview | full",
+    },
+    thinking: { type: "string", arg: "M", help: "show | hide" },
+    diff: {
+      type: "string",
+      arg: "M",
+      help: "none | stat | full (path-only changes show no body here)",
+    },
+    json: {
+      type: "boolean",
+      help: "Print the stored event lines unchanged (NDJSON)",
+    },
+  },
+  footer: `Exit codes:
+  0 the run finished (run_finished was printed), or stdout closed
+  2 usage error   3 packet or run not found
+  5 the run ended without run_finished: its runner is gone, or another run
+    took over the state root
+  130/143 stopped by SIGINT/SIGTERM
+
+Examples:
+  prompt_runner control events examples/demo --from current --json | jq -c .`,
+  target: "location",
+  writes: "nothing",
+  prepare,
+  run: replay,
+});

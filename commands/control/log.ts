@@ -5,16 +5,14 @@
  */
 
 import type { LogEntry } from "../../lib/control/log_entry.ts";
-import { followLog, log } from "../../lib/control/read_log.ts";
 import {
   paint,
   terminalSafe,
   terminalSafeData,
 } from "../../lib/render/ansi.ts";
-import { CONTROL_LOG_INFO } from "./_help.ts";
-import type { Command, CommandContext } from "../_context.ts";
+import type { CommandContext } from "../_context.ts";
+import { type ControlInput, declareControl } from "./_declare.ts";
 import { withStopSignals } from "./_signals.ts";
-import { parseRunCommand } from "./_target.ts";
 
 const OUTCOME_STYLE = {
   applied: "green",
@@ -41,30 +39,21 @@ export function formatLogEntry(untrusted: LogEntry): string {
   }`;
 }
 
-async function logCommand(
+async function showLog(
   context: CommandContext,
-  argv: string[],
+  { values, location }: ControlInput<undefined>,
 ): Promise<number> {
-  const parsed = await parseRunCommand(
-    context,
-    "log",
-    CONTROL_LOG_INFO.help,
-    argv,
-    {
-      follow: { type: "boolean" },
-      json: { type: "boolean" },
-    },
-  );
-  if (parsed === null) return 0;
-  const { args, ref } = parsed;
+  const { currentRun } = await import("../../lib/control/current_run.ts");
+  const { followLog, log } = await import("../../lib/control/read_log.ts");
+  const ref = await currentRun(location.state_root);
   const print = async (entry: LogEntry): Promise<void> => {
-    if (args.values.json) await context.stdout.json(entry);
+    if (values.json) await context.stdout.json(entry);
     else {
       const line = formatLogEntry(entry) + "\n";
       await context.stdout.write(terminalSafe(line, { style: context.color }));
     }
   };
-  if (!args.values.follow) {
+  if (!values.follow) {
     for (const entry of await log(ref)) await print(entry);
     return 0;
   }
@@ -74,8 +63,25 @@ async function logCommand(
   });
 }
 
-/** The `control log` command. */
-export const controlLogCommand: Command = {
-  ...CONTROL_LOG_INFO,
-  run: logCommand,
-};
+/** `control log`. */
+export const log = declareControl({
+  about: `Usage: prompt_runner control log [TARGET] [options]
+
+Prints every command sent to a run, with its outcome: applied, accepted
+(a steer waiting for its lane), rejected (with the reason) or received.
+TARGET is a workspace id, a packet directory or a state root (default: the
+current directory, else the workspace related to it).`,
+  flags: {
+    follow: {
+      type: "boolean",
+      help: "Keep printing new entries until the run ends",
+    },
+    json: { type: "boolean", help: "Print entries as NDJSON" },
+  },
+  footer: `Exit codes:
+  0 ok   2 usage error   3 packet or run not found
+  5 (--follow) the runner is gone without finishing the run`,
+  target: "location",
+  writes: "nothing",
+  run: showLog,
+});

@@ -6,16 +6,14 @@
 
 // Files, not the lib barrels: a status poller starts this often, and loads
 // only what it uses.
-import { currentSnapshot } from "../../lib/control/current_run.ts";
 import type { Snapshot } from "../../lib/control/snapshot.ts";
 import {
   paint,
   terminalSafe,
   terminalSafeData,
 } from "../../lib/render/ansi.ts";
-import { CONTROL_STATUS_INFO } from "./_help.ts";
-import type { Command, CommandContext } from "../_context.ts";
-import { parseLocationCommand } from "./_target.ts";
+import type { CommandContext } from "../_context.ts";
+import { type ControlInput, declareControl } from "./_declare.ts";
 
 /** Formats a duration: `850ms`, `12.5s`, `6m52s`, `1h02m`. */
 export function formatDuration(ms: number): string {
@@ -44,25 +42,15 @@ function statusText(current: Snapshot, gone: boolean): string {
   );
 }
 
-async function status(
+async function showStatus(
   context: CommandContext,
-  argv: string[],
+  { values, location }: ControlInput<undefined>,
 ): Promise<number> {
-  const parsed = await parseLocationCommand(
-    context,
-    "status",
-    CONTROL_STATUS_INFO.help,
-    argv,
-    {
-      json: { type: "boolean" },
-    },
-  );
-  if (parsed === null) return 0;
-  const { args, location } = parsed;
   // One read of the newest run's snapshot: a poll that lands as one run
   // hands the state root to the next shows the next, never a stale error.
+  const { currentSnapshot } = await import("../../lib/control/current_run.ts");
   const stored = await currentSnapshot(location.state_root);
-  if (args.values.json) {
+  if (values.json) {
     await context.stdout.json(stored);
     return 0;
   }
@@ -131,8 +119,21 @@ async function status(
   return 0;
 }
 
-/** The `control status` command. */
-export const controlStatusCommand: Command = {
-  ...CONTROL_STATUS_INFO,
-  run: status,
-};
+/** `control status`. */
+export const status = declareControl({
+  about: `Usage: prompt_runner control status [TARGET] [options]
+
+Shows a run's current state: status, prompt, attempt and mode, provider and
+model, elapsed time, tool calls, tokens, events, steers, view, and when the
+runner last wrote it. Reading never touches the run. TARGET is a workspace
+id, a packet directory or a state root (default: the current directory,
+else the workspace related to it).`,
+  flags: {
+    json: { type: "boolean", help: "Print the snapshot as one JSON line" },
+  },
+  footer: `Exit codes:
+  0 ok   2 usage error   3 packet or run not found   4 snapshot unreadable`,
+  target: "location",
+  writes: "nothing",
+  run: showStatus,
+});

@@ -4,42 +4,42 @@
  * @module
  */
 
-import { setView } from "../../lib/control/set_view.ts";
 import { terminalSafe } from "../../lib/render/ansi.ts";
 import { UsageError } from "../../lib/shared/errors.ts";
 import type { ViewSettings } from "../../lib/shared/view.ts";
-import { stringFlag, viewFlags } from "../_args.ts";
-import { CONTROL_VIEW_INFO } from "./_help.ts";
-import type { Command, CommandContext } from "../_context.ts";
-import { parseRunCommand } from "./_target.ts";
+import { viewFlags } from "../_args.ts";
+import type { CommandContext } from "../_context.ts";
+import {
+  authorFlag,
+  type ControlInput,
+  declareControl,
+  type FlagValues,
+} from "./_declare.ts";
 
-async function view(context: CommandContext, argv: string[]): Promise<number> {
-  let settings: Partial<ViewSettings> = {};
-  const parsed = await parseRunCommand(
-    context,
-    "view",
-    CONTROL_VIEW_INFO.help,
-    argv,
-    {
-      "log-mode": { type: "string" },
-      "tool-output": { type: "string" },
-      thinking: { type: "string" },
-      diff: { type: "string" },
-      author: { type: "string" },
-    },
-    (args) => {
-      settings = viewFlags(args.values);
-      if (Object.keys(settings).length === 0) {
-        throw new UsageError("Name at least one setting to change", {
-          hint:
-            "Use --log-mode, --tool-output, --thinking or --diff; see 'prompt_runner control view --help'",
-        });
-      }
-    },
-  );
-  if (parsed === null) return 0;
-  const { args, ref } = parsed;
-  const author = stringFlag(args, "author");
+/** The settings to change: at least one, each checked here first. */
+function settingsOf(
+  { values }: { values: FlagValues },
+): Partial<ViewSettings> {
+  const settings = viewFlags(values);
+  if (Object.keys(settings).length === 0) {
+    throw new UsageError("Name at least one setting to change", {
+      hint:
+        "Use --log-mode, --tool-output, --thinking or --diff; see 'prompt_runner control view --help'",
+    });
+  }
+  return settings;
+}
+
+async function requestView(
+  context: CommandContext,
+  { values, prepared: settings, location }: ControlInput<
+    Partial<ViewSettings>
+  >,
+): Promise<number> {
+  const { currentRun } = await import("../../lib/control/current_run.ts");
+  const { setView } = await import("../../lib/control/set_view.ts");
+  const ref = await currentRun(location.state_root);
+  const author = values.author as string | undefined;
   const receipt = await setView(
     ref,
     settings,
@@ -56,8 +56,49 @@ async function view(context: CommandContext, argv: string[]): Promise<number> {
   return 0;
 }
 
-/** The `control view` command. */
-export const controlViewCommand: Command = {
-  ...CONTROL_VIEW_INFO,
-  run: view,
-};
+const SETTINGS = "Settings (at least one)";
+
+/** `control view`. */
+export const view = declareControl({
+  about: `Usage: prompt_runner control view [TARGET] [settings] [options]
+
+Changes how a live run renders, from its next event boundary on. The values
+are checked here first; nothing is written for a bad one. TARGET is a
+workspace id, a packet directory or a state root (default: the current
+directory, else the workspace related to it).`,
+  flags: {
+    "log-mode": {
+      type: "string",
+      arg: "M",
+      help: "compact | verbose | studio",
+      section: SETTINGS,
+    },
+    "tool-output": {
+      type: "string",
+      arg: "M",
+      help: "none | summary | preview | full",
+      section: SETTINGS,
+    },
+    thinking: {
+      type: "string",
+      arg: "M",
+      help: "show | hide",
+      section: SETTINGS,
+    },
+    diff: {
+      type: "string",
+      arg: "M",
+      help: "none | stat | full",
+      section: SETTINGS,
+    },
+    author: authorFlag("asks"),
+  },
+  footer: `Exit codes:
+  0 the request is queued (see 'prompt_runner control log' for its outcome)
+  2 usage error or bad value   3 packet or run not found
+  4 the run is not running`,
+  target: "location",
+  writes: "requests",
+  prepare: settingsOf,
+  run: requestView,
+});

@@ -1,8 +1,8 @@
 /**
  * The test fault hook: kills the runner the way a SIGKILL does, at a chosen
  * step of request processing, so the crash-recovery tests can stop it
- * anywhere. Loaded only when `PROMPT_RUNNER_TEST_FAULT` names a step; a
- * production plane never imports it.
+ * anywhere. Installed only by the tests' entry
+ * (`tests/_helpers/fault_main.ts`); a production plane never imports it.
  *
  * @module
  */

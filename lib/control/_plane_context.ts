@@ -16,17 +16,21 @@ import type { FaultHook } from "./_fault_steps.ts";
 
 export type { FaultHook, FaultStep } from "./_fault_steps.ts";
 
-/** The test fault hook, when `PROMPT_RUNNER_TEST_FAULT` asks for one. */
-export async function faultFromEnvironment(): Promise<FaultHook | undefined> {
-  let step: string | undefined;
-  try {
-    step = Deno.env.get("PROMPT_RUNNER_TEST_FAULT");
-  } catch {
-    return undefined;
-  }
-  if (!step) return undefined;
-  const { faultHookAt } = await import("./_fault_hook.ts");
-  return faultHookAt(step);
+let installed: FaultHook | undefined;
+
+/**
+ * Installs the hook every plane this process opens calls at each step of
+ * request processing (unless its options name one). Only the tests' entry
+ * (`tests/_helpers/fault_main.ts`) calls it: a production run has no way,
+ * by environment or otherwise, to install one.
+ */
+export function installFaultHook(hook: FaultHook | undefined): void {
+  installed = hook;
+}
+
+/** The hook {@linkcode installFaultHook} installed, if any. */
+export function installedFaultHook(): FaultHook | undefined {
+  return installed;
 }
 
 /** The message of an error. */

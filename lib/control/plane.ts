@@ -26,8 +26,8 @@ import { finishOrphanedSteers, recoverRequests } from "./_recovery.ts";
 import {
   errorKind,
   errorText,
-  faultFromEnvironment,
   type FaultHook,
+  installedFaultHook,
   PlaneContext,
 } from "./_plane_context.ts";
 import { MAX_REQUEST_BYTES } from "./_request_files.ts";
@@ -47,8 +47,8 @@ export interface PlaneOptions {
   warn?: (message: string) => void | Promise<void>;
   /**
    * Called at each step of request processing (tests stop the runner
-   * there). Without one, `PROMPT_RUNNER_TEST_FAULT` naming a step loads the
-   * test hook that kills the process at that step.
+   * there). Without one, the hook a test's entry installed
+   * (`installFaultHook`), if any: no environment variable reaches it.
    */
   fault?: FaultHook;
 }
@@ -389,7 +389,7 @@ export async function openPlane(
   info: RunOpenInfo,
   options: PlaneOptions = {},
 ): Promise<ControlPlane> {
-  const fault = options.fault ?? await faultFromEnvironment();
+  const fault = options.fault ?? installedFaultHook();
   const plane = new ControlPlane(stateRoot, {
     ...options,
     ...(fault === undefined ? {} : { fault }),

@@ -14,7 +14,11 @@ export const ROOT: string = join(import.meta.dirname!, "..", "..");
 export const MAIN: string = join(ROOT, "main.ts");
 export { CLI_PERMISSIONS };
 
-/** The argv that starts the CLI. */
-export function cliArgs(args: string[], denoFlags: string[] = []): string[] {
-  return ["run", "--quiet", ...CLI_PERMISSIONS, ...denoFlags, MAIN, ...args];
+/** The argv that starts the CLI (or another entry with its permissions). */
+export function cliArgs(
+  args: string[],
+  denoFlags: string[] = [],
+  entry: string = MAIN,
+): string[] {
+  return ["run", "--quiet", ...CLI_PERMISSIONS, ...denoFlags, entry, ...args];
 }

@@ -23,7 +23,10 @@ import {
 } from "./_bench.ts";
 
 const REPEATS = 15;
+/** The `--help` lines start no worker. */
 const TARGET = 1.5;
+/** A confined control command starts a worker too (issue 20 §6). */
+const CONFINED_TARGET = 2;
 
 async function timeProcess(args: string[], cwd: string): Promise<number> {
   const started = performance.now();
@@ -109,6 +112,7 @@ try {
   for (const name of Object.keys(cases)) {
     if (name === "empty") continue;
     const figure = median(times[name]!);
+    const target = name.endsWith("--help") ? TARGET : CONFINED_TARGET;
     progress(
       `${name}: ${figure.toFixed(0)} ms (empty: ${baseline.toFixed(0)} ms)`,
     );
@@ -117,8 +121,8 @@ try {
       baseline: `deno run of an empty script: ${baseline.toFixed(0)} ms`,
       result: `${figure.toFixed(0)} ms`,
       ratio: ratio(figure, baseline),
-      target: `≤ ${TARGET}×`,
-      met: figure / baseline <= TARGET,
+      target: `≤ ${target}×`,
+      met: figure / baseline <= target,
     });
   }
   report(rows);

@@ -32,6 +32,9 @@ import {
   simulatedPacket,
 } from "./_bench.ts";
 
+/** The target, from the command's own start to its applied line (issue 20 §6). */
+const FROM_START = 45;
+
 async function makePacket(): Promise<string> {
   return await simulatedPacket(await benchDir(), [
     "delay_ms: 10",
@@ -238,8 +241,8 @@ async function main(): Promise<void> {
       baseline,
       result: `from the spawn: ${figures(spawned)}`,
       ratio: `${(median(spawned) / directMedian).toFixed(2)}×`,
-      target: "median < 30 ms from the command's start",
-      met: median(spawned) < 30,
+      target: `median ≤ ${FROM_START} ms from the command's start`,
+      met: median(spawned) <= FROM_START,
       note:
         "includes the runtime's cold start (an empty deno run is ~30 ms here)",
     });
@@ -248,8 +251,8 @@ async function main(): Promise<void> {
       baseline,
       result: figures(fromStart),
       ratio: `${(median(fromStart) / directMedian).toFixed(2)}×`,
-      target: "median < 30 ms from the command's start",
-      met: median(fromStart) < 30,
+      target: `median ≤ ${FROM_START} ms from the command's start`,
+      met: median(fromStart) <= FROM_START,
       note:
         "module loading and the command's own work, without the runtime's boot",
     });

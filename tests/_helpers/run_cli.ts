@@ -7,12 +7,19 @@
 import { join } from "node:path";
 import {
   CLI_PERMISSIONS,
-  cliArgs,
+  cliArgs as harnessArgs,
   MAIN,
   ROOT,
 } from "../../scripts/_harness/cli.ts";
 
-export { CLI_PERMISSIONS, cliArgs, MAIN, ROOT };
+export { CLI_PERMISSIONS, MAIN, ROOT };
+/** The CLI with a test fault installed (`fault` below). */
+export const FAULT_MAIN: string = join(
+  ROOT,
+  "tests",
+  "_helpers",
+  "fault_main.ts",
+);
 
 /** What a finished CLI process left. */
 export interface CliResult {
@@ -36,6 +43,24 @@ export interface RunCliOptions {
   denoFlags?: string[];
   /** Text for standard input (default: none, stdin is /dev/null). */
   input?: string;
+  /**
+   * A test fault (see `fault_main.ts`): the CLI is started through that
+   * entry, which installs it.
+   */
+  fault?: string;
+}
+
+/** The argv that starts the CLI (through the fault entry when `fault` is given). */
+export function cliArgs(
+  args: string[],
+  denoFlags: string[] = [],
+  fault?: string,
+): string[] {
+  return harnessArgs(
+    args,
+    denoFlags,
+    fault === undefined ? MAIN : FAULT_MAIN,
+  );
 }
 
 /** Runs the CLI to completion (with no stdin unless given) and returns its output. */
@@ -58,12 +83,18 @@ export async function runCli(
   };
 }
 
-/** The CLI's environment: the test's, with NO_COLOR=1, the extras, less the unset. */
-function cliEnv(options: RunCliOptions): Record<string, string> {
+/**
+ * The CLI's environment: the test's, with NO_COLOR=1, the extras and the
+ * fault, less the unset.
+ */
+export function cliEnv(options: RunCliOptions): Record<string, string> {
   const env: Record<string, string> = {
     ...Deno.env.toObject(),
     NO_COLOR: "1",
     ...options.env,
+    ...(options.fault === undefined
+      ? {}
+      : { PROMPT_RUNNER_TEST_FAULT: options.fault }),
   };
   for (const name of options.unsetEnv ?? []) delete env[name];
   return env;
@@ -79,7 +110,7 @@ export function spawnCli(
   pipeStdin = false,
 ): Deno.ChildProcess {
   return new Deno.Command(Deno.execPath(), {
-    args: cliArgs(args, options.denoFlags),
+    args: cliArgs(args, options.denoFlags, options.fault),
     cwd: options.cwd ?? ROOT,
     env: cliEnv(options),
     clearEnv: true,

@@ -8,9 +8,15 @@
 
 import { freePort, Inspector, rootKey } from "../../scripts/_harness/serve.ts";
 import { LineReader, readAll } from "./lines.ts";
+import {
+  cliArgs,
+  cliEnv,
+  ROOT,
+  type RunCliOptions,
+  waitFor,
+} from "./run_cli.ts";
 
 export { freePort, Inspector, rootKey };
-import { cliArgs, ROOT, type RunCliOptions, waitFor } from "./run_cli.ts";
 
 /** The URL line `serve` prints first. */
 export const URL_LINE =
@@ -49,14 +55,9 @@ export async function serve(
 ): Promise<ServeProcess> {
   const argv = [
     Deno.execPath(),
-    ...cliArgs(["serve", ...args], options.denoFlags),
+    ...cliArgs(["serve", ...args], options.denoFlags, options.fault),
   ];
-  const env: Record<string, string> = {
-    ...Deno.env.toObject(),
-    NO_COLOR: "1",
-    ...options.env,
-  };
-  for (const name of options.unsetEnv ?? []) delete env[name];
+  const env = cliEnv(options);
   const child = new Deno.Command(
     options.fileLimit === undefined ? argv[0]! : "sh",
     {

@@ -5,80 +5,120 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { planScope } from "../../commands/control/_scope.ts";
+import {
+  type ControlPlan,
+  planControl,
+} from "../../commands/control/_scope.ts";
+import type { ControlDeclaration } from "../../commands/control/_declare.ts";
+import { amend, relax } from "../../commands/control/amend.ts";
+import { status } from "../../commands/control/status.ts";
+import { steer } from "../../commands/control/steer.ts";
+import { view } from "../../commands/control/view.ts";
+import { runConfined } from "../../commands/control/_confined.ts";
+import {
+  NotFoundError,
+  PromptRunnerError,
+  UsageError,
+} from "../../lib/shared/errors.ts";
 import { longPrompt, makePacket } from "../_helpers/temp_packet.ts";
 import { runCli } from "../_helpers/run_cli.ts";
 import { Writer } from "../../commands/_output.ts";
 import { main } from "../../main.ts";
 
-Deno.test("planScope() narrows a control command to its state root and packet, with TARGET and --state-root made absolute", async () => {
+/** Plans a command and returns the plan (help is not asked for here). */
+async function plan(
+  name: string,
+  declaration: ControlDeclaration<unknown>,
+  argv: string[],
+  cwd: string,
+): Promise<ControlPlan> {
+  const planned = await planControl(name, declaration, argv, { cwd });
+  assert.notEqual(planned, "help");
+  return planned as ControlPlan;
+}
+
+Deno.test("planControl() narrows a control command to its state root and packet, with TARGET resolved and its values parsed once", async () => {
   await using packet = await makePacket({ git: false });
   await Deno.mkdir(join(packet.stateRoot, "control"), { recursive: true });
-  const status = await planScope("status", ["packet", "--json"], packet.root);
-  assert.deepEqual(status.argv, [
-    "--json",
-    `--state-root=${packet.stateRoot}`,
-    "--",
-  ]);
+  const shown = await plan("status", status, ["packet", "--json"], packet.root);
+  assert.equal(shown.input.location.state_root, packet.stateRoot);
+  assert.deepEqual(shown.input.values, { json: true });
+  assert.deepEqual(shown.input.words, []);
   assert.deepEqual(
-    (status.read as string[]).filter((p) => p !== "/etc/passwd"),
+    shown.read.filter((p) => p !== "/etc/passwd"),
     [packet.stateRoot, packet.dir],
   );
-  assert.deepEqual(status.write, [packet.stateRoot]);
+  // A reader writes nothing.
+  assert.deepEqual(shown.write, []);
 
-  const steer = await planScope("steer", ["packet", "-x", "y"], packet.root);
-  // "-x" is not a steer flag: the command itself reports it, reading only.
-  assert.equal(steer.location, null);
-  assert.equal(steer.read, true);
-  assert.deepEqual(steer.write, []);
+  // "-x" is not a steer flag: the planner reports it, and no worker runs.
+  await assert.rejects(
+    planControl("steer", steer, ["packet", "-x", "y"], { cwd: packet.root }),
+    (error: unknown) =>
+      error instanceof UsageError && /Unknown option '-x'/.test(error.message),
+  );
 
-  const words = await planScope(
+  const words = await plan(
     "steer",
+    steer,
     ["packet", "--", "-1", "more"],
     packet.root,
   );
-  assert.deepEqual(words.argv, [
-    `--state-root=${packet.stateRoot}`,
-    "--",
-    "-1",
-    "more",
-  ]);
+  assert.equal(words.input.location.state_root, packet.stateRoot);
+  assert.deepEqual(words.input.words, ["-1", "more"]);
+  assert.equal(words.input.prepared, "-1 more");
+  assert.deepEqual(words.write, [packet.stateRoot]);
 });
 
-Deno.test("planScope() lets amend --persist write the packet's prompts/ only, and keeps a default state root implicit", async () => {
+Deno.test("planControl() lets amend --persist write the packet's prompts/ only, and keeps a default state root implicit", async () => {
   await using packet = await makePacket({ git: false });
-  const plan = await planScope(
+  const amended = await plan(
     "amend",
+    amend,
     ["01", "--add-file", "a.md", "--reason", "why", "--persist"],
     packet.dir,
   );
-  assert.deepEqual(plan.write, [packet.stateRoot, join(packet.dir, "prompts")]);
-  assert.deepEqual(plan.argv, [
-    "--add-file=a.md",
-    "--reason=why",
-    "--persist",
-    "--",
-    packet.dir,
-    "01",
+  assert.deepEqual(amended.write, [
+    packet.stateRoot,
+    join(packet.dir, "prompts"),
   ]);
+  assert.deepEqual(amended.input.words, ["01"]);
+  assert.equal(amended.input.location.packet_dir, packet.dir);
+  assert.equal(amended.input.location.default_state_root, true);
+  assert.deepEqual(amended.input.prepared, {
+    clause: "files_exist",
+    entry: "a.md",
+    reason: "why",
+  });
   const other = join(packet.root, "elsewhere");
-  const relax = await planScope(
+  const relaxed = await plan(
     "relax",
-    ["packet", "01", "--drop", "commands", "--state-root", "elsewhere"],
+    relax,
+    [
+      "packet",
+      "01",
+      "--drop",
+      "commands",
+      "--reason",
+      "r",
+      "--confirm",
+      "--state-root",
+      "elsewhere",
+    ],
     packet.root,
   );
-  assert.deepEqual(relax.write, [other]);
-  assert.ok(relax.argv.includes(`--state-root=${other}`));
+  assert.deepEqual(relaxed.write, [other]);
+  assert.equal(relaxed.input.location.state_root, other);
+  assert.equal(relaxed.input.location.default_state_root, false);
 });
 
-Deno.test("planScope() of a run that cannot be found reads only, and writes nothing", async () => {
+Deno.test("planControl() of a run that cannot be found is refused with the command's not-found error, and nothing runs", async () => {
   const cwd = await Deno.makeTempDir();
   try {
-    const plan = await planScope("view", ["--log-mode", "verbose"], cwd);
-    assert.equal(plan.location, null);
-    assert.equal(plan.read, true);
-    assert.deepEqual(plan.write, []);
-    assert.deepEqual(plan.argv, ["--log-mode", "verbose"]);
+    await assert.rejects(
+      planControl("view", view, ["--log-mode", "verbose"], { cwd }),
+      NotFoundError,
+    );
   } finally {
     await Deno.remove(cwd, { recursive: true });
   }
@@ -148,4 +188,56 @@ Deno.test("main() with writers of its own gets a confined control command's outp
   });
   assert.equal(events, 0);
   assert.equal(err.text(), "");
+});
+
+Deno.test("a control command whose declaration cannot be planned is refused (exit 70, CANNOT_PLAN), never run with a wider scope", async () => {
+  await using packet = await makePacket({ git: false });
+  let ran = false;
+  const broken = ([
+    // A TARGET kind the planner does not know.
+    { ...status, target: "fleet" as "location" },
+    // A --persist that names no boolean flag: what it may write is unknown.
+    { ...status, writes: "amendments", persist: "persist" },
+    // A reader that says it rewrites prompts.
+    { ...amend, writes: "nothing" },
+    // A flag the planner itself owns.
+    { ...status, flags: { "state-root": { type: "string", help: "x" } } },
+  ] as ControlDeclaration[]).map((declaration): ControlDeclaration => ({
+    ...declaration,
+    run: () => {
+      ran = true;
+      return Promise.resolve(0);
+    },
+  }));
+  for (const declaration of broken) {
+    await assert.rejects(
+      planControl("status", declaration, [packet.dir], { cwd: packet.root }),
+      (error: unknown) =>
+        error instanceof PromptRunnerError && error.code === "CANNOT_PLAN" &&
+        error.exitCode === 70 &&
+        /^Cannot plan "control status": .*; it was not run$/.test(
+          error.message,
+        ),
+    );
+    const out = capture();
+    await assert.rejects(
+      runConfined(
+        "status",
+        declaration,
+        new URL("../../commands/control/status.ts", import.meta.url).href,
+        {
+          stdout: out.writer,
+          stderr: out.writer,
+          color: false,
+          cwd: packet.root,
+        },
+        [packet.dir],
+        () => "",
+      ),
+      (error: unknown) =>
+        error instanceof PromptRunnerError && error.code === "CANNOT_PLAN",
+    );
+    assert.equal(out.text(), "");
+  }
+  assert.equal(ran, false);
 });

@@ -13,7 +13,13 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { LineReader, readAll } from "../_helpers/lines.ts";
 import { readJsonl, readSnapshot } from "../_helpers/live_run.ts";
-import { CLI_PERMISSIONS, MAIN, runCli } from "../_helpers/run_cli.ts";
+import {
+  CLI_PERMISSIONS,
+  cliEnv,
+  FAULT_MAIN,
+  MAIN,
+  runCli,
+} from "../_helpers/run_cli.ts";
 import {
   linkOutOfPacket,
   makePacket,
@@ -54,20 +60,20 @@ async function rootKey(stateRoot: string): Promise<string> {
 async function serve(
   packet: TempPacket,
   runId: string,
-  options: { env?: Record<string, string>; flags?: readonly string[] } = {},
+  options: { fault?: string; flags?: readonly string[] } = {},
 ): Promise<Served> {
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
       "--quiet",
       ...(options.flags ?? CLI_PERMISSIONS),
-      MAIN,
+      options.fault === undefined ? MAIN : FAULT_MAIN,
       "serve",
       packet.dir,
       "--author",
       "ada",
     ],
-    env: { ...Deno.env.toObject(), NO_COLOR: "1", ...options.env },
+    env: cliEnv(options),
     clearEnv: true,
     stdin: "null",
     stdout: "piped",
@@ -231,9 +237,7 @@ Deno.test("every dashboard action made to write outside its run by name is stopp
   await Deno.mkdir(canary);
   // The state root is PACKET/.prompt_runner: ../../canary leaves it by name.
   await using served = await serve(packet, runId, {
-    env: {
-      PROMPT_RUNNER_TEST_FAULT: "control_escape:../../canary/escaped.txt",
-    },
+    fault: "control_escape:../../canary/escaped.txt",
   });
   const forms = [
     ["steer", { text: "keep going" }],

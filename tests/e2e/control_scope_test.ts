@@ -117,7 +117,7 @@ Deno.test("a control command made to write outside its state root by name is sto
   const escape = "../../canary/escaped.txt";
   for (const args of controlCommands(packet.dir)) {
     const result = await runCli(["control", ...args], {
-      env: { PROMPT_RUNNER_TEST_FAULT: `control_escape:${escape}` },
+      fault: `control_escape:${escape}`,
     });
     assert.equal(result.code, 4, `${args[0]}: ${result.stderr}`);
     assert.match(
@@ -130,6 +130,21 @@ Deno.test("a control command made to write outside its state root by name is sto
       /^hint: A control command reads and writes only inside the state root/m,
     );
     assert.doesNotMatch(result.stderr, /internal error/);
+  }
+  assert.deepEqual(await inventory(packet.canary), before);
+});
+
+Deno.test("the production main.ts ignores PROMPT_RUNNER_TEST_FAULT: a control command given it writes nothing outside its state root", async () => {
+  await using packet = await ranPacket();
+  const before = await inventory(packet.canary);
+  for (const args of controlCommands(packet.dir)) {
+    const result = await runCli(["control", ...args], {
+      env: { PROMPT_RUNNER_TEST_FAULT: "control_escape:../../canary/x.txt" },
+    });
+    assert.doesNotMatch(result.stderr, /Refused to reach a path/, args[0]);
+    if (["status", "events", "log", "contract", "amend"].includes(args[0]!)) {
+      assert.equal(result.code, 0, `${args[0]}: ${result.stderr}`);
+    }
   }
   assert.deepEqual(await inventory(packet.canary), before);
 });

@@ -508,6 +508,32 @@ Deno.test("garbage in requests/ is rejected, logged and removed while the run co
   await Deno.stat("/etc/hostname");
 });
 
+Deno.test("the production main.ts ignores PROMPT_RUNNER_TEST_FAULT: a runner given a fault step applies requests and finishes", async () => {
+  await using packet = await makePacket({
+    prompts: { "01_long.prompt.md": longPrompt(10, 50) },
+  });
+  const run = startRun(packet.dir, [], {
+    env: { PROMPT_RUNNER_TEST_FAULT: "request_decided" },
+  });
+  await run.until((e) => e.type === "run_started");
+  const sent = await runCli([
+    "control",
+    "view",
+    packet.dir,
+    "--tool-output",
+    "full",
+  ]);
+  assert.equal(sent.code, 0, sent.stderr);
+  const finished = await run.finish();
+  assert.equal(finished.signal, null, finished.stderr);
+  assert.equal(finished.code, 0, finished.stderr);
+  const log = await readJsonl(join(packet.stateRoot, "control", "log.jsonl"));
+  assert.ok(
+    log.some((entry) => entry.outcome === "applied"),
+    JSON.stringify(log),
+  );
+});
+
 for (
   const step of [
     "request_decided",
@@ -522,7 +548,7 @@ for (
       prompts: { "01_long.prompt.md": longPrompt(10, 50) },
     });
     const first = startRun(packet.dir, [], {
-      env: { PROMPT_RUNNER_TEST_FAULT: step },
+      fault: step,
     });
     const started = await first.until((e) => e.type === "run_started");
     const sent = step === "steer_recorded"
