@@ -36,6 +36,7 @@ import type { Command, CommandContext } from "./_context.ts";
 import { StdoutClosedError } from "./_output.ts";
 import { RUN_INFO } from "./_help.ts";
 import { shellWord } from "./status/_report.ts";
+import { errorText } from "../lib/shared/errors.ts";
 
 /** Exit codes of a run stopped by a signal: 128 + the signal's number. */
 const SIGNAL_EXIT: Partial<Record<Deno.Signal, number>> = {
@@ -300,7 +301,7 @@ async function run(context: CommandContext, argv: string[]): Promise<number> {
     if (outputFailure !== null) {
       throw new EnvironmentError(
         `Cannot write the run's output to standard output: ${
-          (outputFailure as Error).message.replace(/:.*$/, "")
+          errorText(outputFailure).replace(/:.*$/, "")
         }; the run stopped and is recorded as interrupted`,
         {
           code: "OUTPUT_FAILED",

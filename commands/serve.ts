@@ -13,6 +13,7 @@ import { accessOf, isWildcard, newToken, originOf } from "./serve/_auth.ts";
 import { HttpServer } from "./serve/_http.ts";
 import { RunIndex } from "./serve/_runs.ts";
 import { handleRequest, refusal } from "./serve/_server.ts";
+import { errorText } from "../lib/shared/errors.ts";
 
 const FLAGS = {
   host: { type: "string" },
@@ -98,7 +99,7 @@ function listen(
     first = Deno.listen({ hostname: host, port });
   } catch (error) {
     throw new UsageError(
-      `Cannot listen on ${host}:${port}: ${(error as Error).message}`,
+      `Cannot listen on ${host}:${port}: ${errorText(error)}`,
       { hint: "Choose another --host or --port (0 picks a free port)" },
     );
   }

@@ -21,6 +21,7 @@ import type { PageContext } from "./_model.ts";
 import { contractPage, messagePage, runPage, runsPage } from "./_pages.ts";
 import type { RunIndex, WatchedRoot } from "./_runs.ts";
 import { runEventStream, runsStream, SSE_HEADERS, startSeq } from "./_sse.ts";
+import { errorText } from "../../lib/shared/errors.ts";
 
 /** The Content-Security-Policy of every response (DESIGN §10). */
 export const CSP = "default-src 'self'; script-src 'self'; " +
@@ -415,7 +416,7 @@ export async function handleRequest(
     return await route(options, request, url);
   } catch (error) {
     return page(
-      messagePage("Internal error", (error as Error).message),
+      messagePage("Internal error", errorText(error)),
       500,
     );
   }

@@ -21,6 +21,7 @@ import {
   type Subscriber,
 } from "./_hub.ts";
 import type { RunIndex, WatchedRoot } from "./_runs.ts";
+import { errorText } from "../../lib/shared/errors.ts";
 
 /** How often an idle stream sends a comment, so proxies keep it open. */
 const KEEP_ALIVE_MS = 15_000;
@@ -333,7 +334,7 @@ export function runEventStream(
       const last = await finalSnapshot(index, root, ref, signal);
       if (last !== null) sendSnapshot(last);
     } catch (error) {
-      ending = (error as Error).message;
+      ending = errorText(error);
     }
     if (ending !== null && !out.closed) {
       out.send(

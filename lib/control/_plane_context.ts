@@ -7,7 +7,7 @@
  */
 
 import { basename } from "node:path";
-import { LinkRefusedError } from "../shared/errors.ts";
+import { errorText, LinkRefusedError } from "../shared/errors.ts";
 import { ensurePrivateDir, moveLinkAside } from "../shared/files.ts";
 import type { LinkRefusal } from "../shared/run_hooks.ts";
 import { appendLogEntry, type LogEntry } from "./log_entry.ts";
@@ -27,11 +27,6 @@ export async function faultFromEnvironment(): Promise<FaultHook | undefined> {
   if (!step) return undefined;
   const { faultHookAt } = await import("./_fault_hook.ts");
   return faultHookAt(step);
-}
-
-/** The message of an error. */
-export function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /** A key that names a kind of failure, not its instance (no temp names). */

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { NotFoundError, StateError } from "../shared/errors.ts";
+import { errorText, NotFoundError, StateError } from "../shared/errors.ts";
 import type { AttemptMode, RunStatus } from "../shared/events.ts";
 import { readStateText, readTextIfExists } from "../shared/read_file.ts";
 import {
@@ -144,7 +144,7 @@ export async function readSnapshotFile(
     value = JSON.parse(raw);
   } catch (error) {
     throw new StateError(
-      `Cannot read snapshot "${path}": ${(error as Error).message}`,
+      `Cannot read snapshot "${path}": ${errorText(error)}`,
       { code: "SNAPSHOT_CORRUPT" },
     );
   }

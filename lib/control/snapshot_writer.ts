@@ -11,9 +11,10 @@ import type { RunEvent } from "../shared/events.ts";
 import { hostname } from "../shared/run_lock.ts";
 import type { RunOpenInfo } from "../shared/run_hooks.ts";
 import { writeFileAtomic } from "../shared/files.ts";
-import { errorKind, errorText, type PlaneContext } from "./_plane_context.ts";
+import { errorKind, type PlaneContext } from "./_plane_context.ts";
 import type { EventLog } from "./event_log.ts";
 import type { Snapshot } from "./snapshot.ts";
+import { errorText } from "../shared/errors.ts";
 
 /** While events flow, the snapshot is replaced at most this often. */
 const COALESCE_MS = 100;

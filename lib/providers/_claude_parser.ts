@@ -8,7 +8,7 @@
  * @module
  */
 
-import { count, type Fields, isRecord, text as str } from "./_fields.ts";
+import { count, type Fields, text as str } from "./_fields.ts";
 import { failureEvents } from "./failure_events.ts";
 import type {
   CliExit,
@@ -21,6 +21,7 @@ import {
   resultFailure,
   stderrFailure,
 } from "./_claude_failure.ts";
+import { isRecord } from "../shared/is_record.ts";
 
 /** The text of a tool result's `content` (a string or text blocks). */
 function contentText(content: unknown): string {

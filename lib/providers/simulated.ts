@@ -21,6 +21,7 @@ import type {
   SessionMeta,
   SessionRequest,
 } from "./provider.ts";
+import { errorText } from "../shared/errors.ts";
 
 function chunks(text: string): string[] {
   const words = text.match(/\S+\s*/g) ?? [text];
@@ -230,7 +231,7 @@ export function createSimulatedProvider(): Provider {
         parseSimulatedScript(script);
         return null;
       } catch (error) {
-        return (error as Error).message;
+        return errorText(error);
       }
     },
     async start(request: SessionRequest): Promise<Session> {

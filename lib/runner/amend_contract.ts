@@ -15,7 +15,7 @@ import {
   isClause,
 } from "../packet/contract.ts";
 import type { Packet } from "../packet/packet.ts";
-import { UsageError } from "../shared/errors.ts";
+import { errorText, UsageError } from "../shared/errors.ts";
 import { type AmendTarget, resolvePrompt } from "./amendment_target.ts";
 import { recordAmendment } from "./record_amendment.ts";
 
@@ -101,9 +101,7 @@ function checkEntries(
       return checkEntry(clause, entry, repos);
     } catch (error) {
       throw new UsageError(
-        `Invalid ${clause} entry ${JSON.stringify(entry)}: ${
-          (error as Error).message
-        }`,
+        `Invalid ${clause} entry ${JSON.stringify(entry)}: ${errorText(error)}`,
         { code: "INVALID_ENTRY" },
       );
     }

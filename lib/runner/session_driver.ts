@@ -22,6 +22,7 @@ import { UsageTally } from "./usage_tally.ts";
 import { join } from "node:path";
 import { ensurePrivateDir } from "../shared/private_files.ts";
 import { hostname } from "../shared/run_lock.ts";
+import { errorText } from "../shared/errors.ts";
 
 /** The longest a runner goes without consuming control requests. */
 const IDLE_TICK_MS = 1000;
@@ -143,7 +144,7 @@ export async function driveSession(
     session = await provider.start(request);
   } catch (error) {
     const message = `cannot start ${provider.name} session: ${
-      (error as Error).message
+      errorText(error)
     }`;
     await ctx.emit(
       "error_occurred",
@@ -197,9 +198,7 @@ export async function driveSession(
         }
       } catch (error) {
         failure ??= classifyFailure({
-          message: `the ${provider.name} stream failed: ${
-            (error as Error).message
-          }`,
+          message: `the ${provider.name} stream failed: ${errorText(error)}`,
         });
       }
       if (ctx.aborted) {
@@ -228,7 +227,7 @@ export async function driveSession(
             steer,
             false,
             undefined,
-            `cannot resume the session: ${(error as Error).message}`,
+            `cannot resume the session: ${errorText(error)}`,
           );
           break;
         }
@@ -263,9 +262,7 @@ export async function driveSession(
         } catch (error) {
           failure = {
             ...failure,
-            message: `${failure.message}; resume failed: ${
-              (error as Error).message
-            }`,
+            message: `${failure.message}; resume failed: ${errorText(error)}`,
           };
           break;
         }

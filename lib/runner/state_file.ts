@@ -7,7 +7,7 @@
 
 import { join } from "node:path";
 import type { AttemptMode } from "../providers/provider.ts";
-import { StateError } from "../shared/errors.ts";
+import { errorText, StateError } from "../shared/errors.ts";
 import { readStateText, writeFileAtomic } from "../shared/files.ts";
 import type { VerifyReport } from "../verify/report.ts";
 
@@ -167,7 +167,7 @@ export async function readState(stateRoot: string): Promise<RunState> {
     value = JSON.parse(text);
   } catch (error) {
     throw new StateError(
-      `Cannot read state "${path}": ${(error as Error).message}`,
+      `Cannot read state "${path}": ${errorText(error)}`,
       {
         code: "STATE_CORRUPT",
         hint: "Move the file aside to start the packet's history afresh",

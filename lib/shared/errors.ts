@@ -27,6 +27,23 @@ export const ExitCode = {
 } as const;
 
 /**
+ * The text of whatever was thrown: an error's message, or the value as a
+ * string when something else was thrown.
+ *
+ * @example Usage
+ * ```ts
+ * import { errorText } from "./errors.ts";
+ * import assert from "node:assert/strict";
+ *
+ * assert.equal(errorText(new Error("disk full")), "disk full");
+ * assert.equal(errorText("no such run"), "no such run");
+ * ```
+ */
+export function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
  * A path cut to a readable length for a message: a 5,000-character path is
  * shown as its start and end, with its length.
  */

@@ -6,7 +6,7 @@
  */
 
 import { join } from "./posix_path.ts";
-import { StateError } from "./errors.ts";
+import { errorText, StateError } from "./errors.ts";
 import {
   createNewFile,
   openExisting,
@@ -337,7 +337,7 @@ export async function acquireRunLock(
         await Deno.remove(path).catch(() => {});
         throw new StateError(
           `Cannot start a run: cannot write the lock "${path}": ${
-            (error as Error).message
+            errorText(error)
           }`,
           { code: "STATE_UNWRITABLE", cause: error },
         );

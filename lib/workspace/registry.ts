@@ -9,7 +9,7 @@
  */
 
 import { dirname, join } from "../shared/posix_path.ts";
-import { NotFoundError, StateError } from "../shared/errors.ts";
+import { errorText, NotFoundError, StateError } from "../shared/errors.ts";
 // Files, not the shared barrel, and the writers loaded when they write:
 // every control command reads the registry to resolve its TARGET.
 import { readTextIfExists } from "../shared/read_file.ts";
@@ -66,7 +66,7 @@ export async function readRegistry(
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw corrupt(file, (error as Error).message);
+    throw corrupt(file, errorText(error));
   }
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     throw corrupt(file, "expected an object of id: state root");

@@ -17,6 +17,7 @@ import puppeteer, {
   type Page,
 } from "npm:puppeteer-core@25.16.0";
 import { ROOT } from "./run_cli.ts";
+import { errorText } from "../../lib/shared/errors.ts";
 
 export type { Browser, Page };
 
@@ -242,7 +243,7 @@ function testPage(page: Page): TestPage {
     });
   });
   page.on("pageerror", (error: unknown) => {
-    errors.push(error instanceof Error ? error.message : String(error));
+    errors.push(errorText(error));
   });
   const describe = (): string =>
     [
@@ -257,7 +258,7 @@ function testPage(page: Page): TestPage {
   const failed = (what: string, timeoutMs: number, error: unknown): Error =>
     new Error(
       `Timed out after ${timeoutMs} ms waiting for ${what}\n  ${describe()}\n  (${
-        error instanceof Error ? error.message.split("\n")[0] : String(error)
+        errorText(error).split("\n")[0]
       })`,
     );
   return {
