@@ -129,15 +129,19 @@ export {
   type TerminalSafeOptions,
 } from "./lib/render/mod.ts";
 
-// Errors.
+// Errors, exit codes and the signals that stop a command.
 export {
   EnvironmentError,
+  errorText,
   ExitCode,
   LinkRefusedError,
   NotFoundError,
+  onStopSignals,
   PromptRunnerError,
   RunLostError,
   StateError,
+  stopExitCode,
+  type StopSignal,
   UsageError,
 } from "./lib/shared/mod.ts";
 

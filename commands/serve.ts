@@ -5,7 +5,7 @@
  * @module
  */
 
-import { defaultAuthor, UsageError } from "../mod.ts";
+import { defaultAuthor, errorText, onStopSignals, UsageError } from "../mod.ts";
 import { parseCommandArgs, stringFlag } from "./_args.ts";
 import type { Command, CommandContext } from "./_context.ts";
 import { SERVE_INFO } from "./_help.ts";
@@ -13,7 +13,6 @@ import { accessOf, isWildcard, newToken, originOf } from "./serve/_auth.ts";
 import { HttpServer } from "./serve/_http.ts";
 import { RunIndex } from "./serve/_runs.ts";
 import { handleRequest, refusal } from "./serve/_server.ts";
-import { errorText } from "../lib/shared/errors.ts";
 
 const FLAGS = {
   host: { type: "string" },
@@ -142,21 +141,11 @@ function hostnameOrNull(): string | null {
 function stopSignal(): { stopped: Promise<number>; remove(): void } {
   let resolve: (code: number) => void = () => {};
   const stopped = new Promise<number>((r) => resolve = r);
-  const listeners: [Deno.Signal, () => void][] = [
-    ["SIGINT", () => resolve(130)],
-    ["SIGTERM", () => resolve(143)],
-  ];
-  for (const [signal, listener] of listeners) {
-    Deno.addSignalListener(signal, listener);
-  }
-  return {
-    stopped,
-    remove(): void {
-      for (const [signal, listener] of listeners) {
-        Deno.removeSignalListener(signal, listener);
-      }
-    },
-  };
+  const remove = onStopSignals(
+    ["SIGINT", "SIGTERM"],
+    (_signal, exitCode) => resolve(exitCode),
+  );
+  return { stopped, remove };
 }
 
 /** A token to keep across restarts, so open pages go on working. */

@@ -17,7 +17,7 @@
  * @module
  */
 
-import { errorText } from "../../lib/shared/errors.ts";
+import { errorText } from "../../mod.ts";
 
 /** What one server allows its clients. */
 export interface HttpLimits {

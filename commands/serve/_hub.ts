@@ -9,7 +9,7 @@
  * @module
  */
 
-import { errorText } from "../../lib/shared/errors.ts";
+import { errorText } from "../../mod.ts";
 
 /** One message of a shared stream: its position (`seq`, or a count) and bytes. */
 export interface Piece {

@@ -6,7 +6,12 @@
  * @module
  */
 
-import { VIEW_OPTIONS, type ViewKey, type ViewSettings } from "../../mod.ts";
+import {
+  errorText,
+  VIEW_OPTIONS,
+  type ViewKey,
+  type ViewSettings,
+} from "../../mod.ts";
 import { ACTION_NAMES, type ActionName, postAction } from "./_actions.ts";
 import { APP_CSS, APP_JS } from "./_assets.ts";
 import {
@@ -21,7 +26,6 @@ import type { PageContext } from "./_model.ts";
 import { contractPage, messagePage, runPage, runsPage } from "./_pages.ts";
 import type { RunIndex, WatchedRoot } from "./_runs.ts";
 import { runEventStream, runsStream, SSE_HEADERS, startSeq } from "./_sse.ts";
-import { errorText } from "../../lib/shared/errors.ts";
 
 /** The Content-Security-Policy of every response (DESIGN §10). */
 export const CSP = "default-src 'self'; script-src 'self'; " +

@@ -8,6 +8,7 @@
  */
 
 import {
+  errorText,
   eventLineBatches,
   followLog,
   type RunRef,
@@ -21,7 +22,6 @@ import {
   type Subscriber,
 } from "./_hub.ts";
 import type { RunIndex, WatchedRoot } from "./_runs.ts";
-import { errorText } from "../../lib/shared/errors.ts";
 
 /** How often an idle stream sends a comment, so proxies keep it open. */
 const KEEP_ALIVE_MS = 15_000;

@@ -28,6 +28,14 @@ import {
 } from "./state_file.ts";
 import { SteerQueue } from "./steer_queue.ts";
 
+/**
+ * The idle tick: how long the runner waits, while no event flows (a quiet
+ * provider, verification, a retry's delay), before it consumes control
+ * requests again; half a second, so none waits more than about a second
+ * (DESIGN §5).
+ */
+export const IDLE_TICK_MS = 500;
+
 /** The shared state of one run, handed to its parts. */
 export class RunContext {
   /** The packet being run. */
@@ -152,7 +160,7 @@ export class RunContext {
     await this.steers.deliver(this.session);
   }
 
-  /** Runs `work` while consuming control requests at least once a second. */
+  /** Runs `work` while consuming control requests every idle tick. */
   async whileIdle<T>(work: Promise<T>): Promise<T> {
     let done = false;
     const settled = work.finally(() => {
@@ -161,7 +169,7 @@ export class RunContext {
     });
     const wake = new AbortController();
     while (!done) {
-      await sleep(500, wake.signal);
+      await sleep(IDLE_TICK_MS, wake.signal);
       if (!done) await this.boundary(true);
     }
     return await settled;

@@ -16,22 +16,14 @@ import type {
   SessionRequest,
 } from "../providers/provider.ts";
 import type { ProviderEvent } from "../shared/events.ts";
-import type { RunContext } from "./_run_context.ts";
+import { IDLE_TICK_MS, type RunContext } from "./_run_context.ts";
 import type { AttemptUsage } from "./state_file.ts";
 import { UsageTally } from "./usage_tally.ts";
 import { join } from "node:path";
 import { ensurePrivateDir } from "../shared/private_files.ts";
 import { hostname } from "../shared/run_lock.ts";
 import { errorText } from "../shared/errors.ts";
-
-/** The longest a runner goes without consuming control requests. */
-const IDLE_TICK_MS = 1000;
-
-/** Added to a steer's text when it resumes an interrupted turn. */
-const STEER_SUFFIX =
-  "\n\n(This is a steer from the operator, not a new task. " +
-  "Take it into account and carry on with the work you were doing: the task " +
-  "is unchanged. Do not start over and do not stop to acknowledge this message.)";
+import { CARRY_ON } from "../shared/carry_on.ts";
 
 /** How a session ended. */
 export interface SessionOutcome {
@@ -218,7 +210,7 @@ export async function driveSession(
         try {
           session = await provider.resume(session.meta, {
             ...request,
-            text: steer.text + STEER_SUFFIX,
+            text: steer.text + CARRY_ON,
             steer: steer.text,
             cause: "steer",
           });

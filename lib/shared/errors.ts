@@ -24,6 +24,12 @@ export const ExitCode = {
   RUN_LOST: 5,
   /** A bug: an error nobody anticipated. */
   INTERNAL: 70,
+  /** Stopped by SIGHUP (128 + 1): the terminal closed. */
+  SIGHUP: 129,
+  /** Stopped by SIGINT (128 + 2): Ctrl-C. */
+  SIGINT: 130,
+  /** Stopped by SIGTERM (128 + 15). */
+  SIGTERM: 143,
 } as const;
 
 /**

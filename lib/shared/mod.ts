@@ -8,6 +8,7 @@
 export {
   EnvironmentError,
   type ErrorDetailOptions,
+  errorText,
   ExitCode,
   LinkRefusedError,
   type LinkRefusedOptions,
@@ -52,3 +53,9 @@ export type {
 } from "./run_hooks.ts";
 export { readRunLock, type RunLockInfo } from "./run_lock.ts";
 export { isDirectory, pathExists } from "./files.ts";
+export { isRecord } from "./is_record.ts";
+export {
+  onStopSignals,
+  stopExitCode,
+  type StopSignal,
+} from "./stop_signals.ts";
