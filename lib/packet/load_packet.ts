@@ -36,7 +36,7 @@ import {
   type RepoConfig,
 } from "./packet.ts";
 import { inPacket, insidePacket, readPacketFile } from "./packet_files.ts";
-import { normalizePromptId } from "./prompt_id.ts";
+import { normalizePromptId } from "../shared/prompt_id.ts";
 import { DEFAULT_RECOVERY, parseRecovery } from "./recovery.ts";
 import { isRecord } from "../shared/is_record.ts";
 
@@ -46,7 +46,7 @@ export {
   type PromptSpec,
   type RepoConfig,
 } from "./packet.ts";
-export { normalizePromptId } from "./prompt_id.ts";
+export { normalizePromptId } from "../shared/prompt_id.ts";
 
 const MANIFEST_KEYS = [
   "name",

@@ -7,7 +7,7 @@
 
 import { loadPacket } from "../packet/load_packet.ts";
 import type { Packet, PromptSpec } from "../packet/packet.ts";
-import { normalizePromptId } from "../packet/prompt_id.ts";
+import { normalizePromptId } from "../shared/prompt_id.ts";
 import { NotFoundError, UsageError } from "../shared/errors.ts";
 import { locateRunTarget, type RunTarget } from "../workspace/run_location.ts";
 

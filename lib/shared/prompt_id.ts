@@ -13,7 +13,7 @@
  *
  * @example Usage
  * ```ts
- * import { normalizePromptId } from "./mod.ts";
+ * import { normalizePromptId } from "./prompt_id.ts";
  * import assert from "node:assert/strict";
  *
  * assert.equal(normalizePromptId(3), "03");
