@@ -15,6 +15,7 @@ import {
   runTargetOf,
 } from "../../lib/workspace/mod.ts";
 import type { WorkspaceFlags } from "./_target.ts";
+import { isPromptIdWord } from "../../lib/shared/prompt_id.ts";
 
 /**
  * Splits `[TARGET] PROMPT_ID` and resolves TARGET (a workspace id with a
@@ -38,7 +39,7 @@ export async function resolveAmendTarget(
   const promptId = positionals.at(-1);
   if (
     promptId === undefined ||
-    (positionals.length === 1 && !/^\d+$/.test(promptId) &&
+    (positionals.length === 1 && !isPromptIdWord(promptId) &&
       (await isDirectory(resolve(cwd, promptId)) ||
         (isWorkspaceId(promptId) && await lookupWorkspace(promptId) !== null)))
   ) {
