@@ -24,6 +24,7 @@ import { ensurePrivateDir } from "../shared/private_files.ts";
 import { hostname } from "../shared/run_lock.ts";
 import { errorText } from "../shared/errors.ts";
 import { CARRY_ON } from "../shared/carry_on.ts";
+import { STATE_ROOT_NAMES } from "../shared/state_root_layout.ts";
 
 /** How a session ended. */
 export interface SessionOutcome {
@@ -303,7 +304,11 @@ async function attemptTmpdir(
 ): Promise<string | null> {
   const root = ctx.stateRoot;
   if (root === null) return null;
-  const dir = join(root, "tmp", `${ctx.runId}-${promptId}-${attempt}`);
+  const dir = join(
+    root,
+    STATE_ROOT_NAMES.tmp,
+    `${ctx.runId}-${promptId}-${attempt}`,
+  );
   try {
     await ctx.guardLinks(() => ensurePrivateDir(dir, { within: root }));
     return dir;

@@ -10,9 +10,10 @@ import type { AttemptMode } from "../providers/provider.ts";
 import { errorText, StateError } from "../shared/errors.ts";
 import { readStateText, writeFileAtomic } from "../shared/files.ts";
 import type { VerifyReport } from "../verify/report.ts";
+import { STATE_ROOT_NAMES } from "../shared/state_root_layout.ts";
 
 /** The state file's name inside a state root. */
-export const STATE_FILE = "state.json";
+export const STATE_FILE = STATE_ROOT_NAMES.state;
 
 /** How one attempt ended (or `running` while it runs). */
 export type AttemptStatus =

@@ -15,9 +15,10 @@ import { errorText, NotFoundError, StateError } from "../shared/errors.ts";
 import { readTextIfExists } from "../shared/read_file.ts";
 import { DIR_MODE, FILE_MODE } from "../shared/private_files.ts";
 import { registryFile, type StateHomeOptions } from "./state_home.ts";
+import { STATE_ROOT_NAMES } from "../shared/state_root_layout.ts";
 
 /** The file, in a workspace's state root, that says whose root it is. */
-export const STATE_ROOT_TAG = "state_root.json";
+export const STATE_ROOT_TAG = STATE_ROOT_NAMES.tag;
 
 /** What `state_root.json` holds (absolute paths). */
 export interface StateRootTag {
