@@ -55,6 +55,11 @@ export { readRunLock, type RunLockInfo } from "./run_lock.ts";
 export { isDirectory, pathExists } from "./files.ts";
 export { isRecord } from "./is_record.ts";
 export {
+  type Snapshot,
+  SNAPSHOT_FIELDS,
+  type SnapshotField,
+} from "./snapshot_schema.ts";
+export {
   onStopSignals,
   stopExitCode,
   type StopSignal,
