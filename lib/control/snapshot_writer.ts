@@ -141,8 +141,11 @@ export class SnapshotWriter {
           cost: this.#tokenBase.cost + this.#tokens.cost,
         };
         this.#tokens = { input: 0, output: 0, cost: 0 };
-        if (Number.isInteger(data.pid) && (data.pid as number) > 0) {
-          snap.agent_pid = data.pid as number;
+        if (
+          typeof event.data.pid === "number" &&
+          Number.isInteger(event.data.pid) && event.data.pid > 0
+        ) {
+          snap.agent_pid = event.data.pid;
           snap.agent_pid_start = typeof data.pid_start === "string"
             ? data.pid_start
             : null;

@@ -9,7 +9,12 @@
 import { join } from "node:path";
 import type { Packet } from "../packet/load_packet.ts";
 import type { Session } from "../providers/provider.ts";
-import type { RunEvent } from "../shared/events.ts";
+import type {
+  EventData,
+  EventType,
+  RunEvent,
+  RunEventOf,
+} from "../shared/events.ts";
 import { moveLinkAside } from "../shared/files.ts";
 import { LinkRefusedError } from "../shared/errors.ts";
 import type { BoundaryCommand, RunHooks } from "../shared/run_hooks.ts";
@@ -120,13 +125,14 @@ export class RunContext {
   }
 
   /** Numbers an event, tells the hooks and `onEvent`, then shows it. */
-  async emit(
-    type: RunEvent["type"],
-    data: Record<string, unknown>,
+  async emit<T extends EventType>(
+    type: T,
+    data: EventData<T>,
     promptId: string | null,
     attempt: number | null,
   ): Promise<void> {
-    const event: RunEvent = {
+    // The type checker cannot pair a generic type with its data shape.
+    const event = {
       v: 1,
       seq: ++this.seq,
       at: new Date().toISOString(),
@@ -135,7 +141,7 @@ export class RunContext {
       attempt,
       type,
       data,
-    };
+    } as RunEventOf<T> as RunEvent;
     await this.hooks.observe?.(event);
     await this.options.onEvent?.(event);
     await this.output.show(event);

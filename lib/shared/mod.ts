@@ -21,15 +21,24 @@ export {
 } from "./errors.ts";
 export {
   type AttemptMode,
+  type EventData,
+  type EventDataMap,
   type EventType,
+  type FailureData,
+  type PromptEndData,
   PROVIDER_EVENT_TYPES,
+  type ProviderErrorData,
   type ProviderEvent,
+  type ProviderEventOf,
   type ProviderEventType,
   RUN_STATUSES,
   type RunEvent,
+  type RunEventOf,
   RUNNER_EVENT_TYPES,
   type RunnerEventType,
   type RunStatus,
+  type ToolResultData,
+  type VerificationItemData,
 } from "./events.ts";
 export {
   DEFAULT_VIEW,

@@ -127,7 +127,7 @@ export function runEvent(
     attempt: promptId === null ? null : 1,
     type,
     data,
-  };
+  } as RunEvent;
 }
 
 /** The JSON of a request as a client writes it. */
