@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { ExitCode } from "../../../lib/shared/errors.ts";
+import { LineReader, readAll } from "../../_helpers/lines.ts";
 import {
   stopExitCode,
   type StopSignal,
@@ -54,24 +55,13 @@ for (const signal of SIGNALS) {
       stdout: "piped",
       stderr: "piped",
     }).spawn();
-    const reader = child.stdout.pipeThrough(new TextDecoderStream())
-      .getReader();
-    let out = "";
-    while (!out.includes("listening\n")) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      out += value;
-    }
+    const lines = new LineReader(child.stdout);
+    const stderr = readAll(child.stderr);
+    assert.equal(await lines.next(), "listening");
     child.kill(signal);
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      out += value;
-    }
+    assert.deepEqual(await lines.rest(), [signal], await stderr);
     const status = await child.status;
-    const stderr = await new Response(child.stderr).text();
-    assert.equal(out, `listening\n${signal}\n`, stderr);
     assert.equal(status.signal, null);
-    assert.equal(status.code, stopExitCode(signal), stderr);
+    assert.equal(status.code, stopExitCode(signal), await stderr);
   });
 }
