@@ -9,6 +9,7 @@ import { anchored } from "../shared/files.ts";
 import type { RequestRead } from "./decide_request.ts";
 import type { ControlPaths } from "./paths.ts";
 import { errorText } from "../shared/errors.ts";
+import { isRecord } from "../shared/is_record.ts";
 
 /** Requests larger than this are refused: by the client before writing, by the runner unread. */
 export const MAX_REQUEST_BYTES = 64 * 1024;
@@ -111,9 +112,7 @@ export async function readRequestQuietly(
     const bytes = await readCapped(file, MAX_REQUEST_BYTES);
     if (bytes.length > MAX_REQUEST_BYTES) return null;
     const value = JSON.parse(new TextDecoder().decode(bytes));
-    return typeof value === "object" && value !== null && !Array.isArray(value)
-      ? value
-      : null;
+    return isRecord(value) ? value : null;
   } catch {
     return null;
   }
