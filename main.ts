@@ -12,6 +12,7 @@ import { runEntry } from "./commands/_dispatch.ts";
 import { StdoutClosedError, Writer } from "./commands/_output.ts";
 // The files, not the shared barrel: this module loads on every start.
 import {
+  errorText,
   ExitCode,
   isEnvironmentError,
   PromptRunnerError,
@@ -126,7 +127,7 @@ async function report(
       if (debug && error.stack) await context.stderr.line(error.stack);
       return error.exitCode;
     }
-    const message = error instanceof Error ? error.message : String(error);
+    const message = errorText(error);
     if (isEnvironmentError(error)) {
       // A full disk or an I/O error is the environment's failure, not a bug.
       await context.stderr.line(`error: ${message}`);

@@ -112,13 +112,20 @@ export type { EnforcedContract } from "./lib/contract/mod.ts";
 export {
   type AttemptMode,
   type BoundaryCommand,
+  type EventData,
+  type EventDataMap,
   type EventType,
+  type FailureData,
   type LinkRefusal,
+  type PromptEndData,
   type PromptStartInfo,
   PROVIDER_EVENT_TYPES,
+  type ProviderErrorData,
   type ProviderEvent,
+  type ProviderEventOf,
   type ProviderEventType,
   type RunEvent,
+  type RunEventOf,
   type RunHooks,
   RUNNER_EVENT_TYPES,
   type RunnerEventType,
@@ -128,6 +135,8 @@ export {
   type SetViewCommand,
   type SteerCommand,
   type SteerResult,
+  type ToolResultData,
+  type VerificationItemData,
   VIEW_OPTIONS,
   type ViewKey,
   type ViewSettings,
@@ -145,15 +154,19 @@ export {
   type TerminalSafeOptions,
 } from "./lib/render/mod.ts";
 
-// Errors.
+// Errors, exit codes and the signals that stop a command.
 export {
   EnvironmentError,
+  errorText,
   ExitCode,
   LinkRefusedError,
   NotFoundError,
+  onStopSignals,
   PromptRunnerError,
   RunLostError,
   StateError,
+  stopExitCode,
+  type StopSignal,
   UsageError,
 } from "./lib/shared/mod.ts";
 

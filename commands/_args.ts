@@ -6,7 +6,7 @@
  */
 
 import { type OptionSpec, parseStrictArgs } from "./_parse_args.ts";
-import { UsageError } from "../lib/shared/errors.ts";
+import { errorText, UsageError } from "../lib/shared/errors.ts";
 import { parseViewSettings, type ViewSettings } from "../lib/shared/view.ts";
 
 /** The description of one flag. */
@@ -38,7 +38,7 @@ export function parseCommandArgs(
     });
     return { values: values as ParsedArgs["values"], positionals };
   } catch (error) {
-    const message = (error as Error).message.split("\n")[0]!
+    const message = errorText(error).split("\n")[0]!
       .replace(/\. To specify a positional argument.*$/, "")
       .replace(/\.$/, "");
     throw new UsageError(`Invalid arguments for "${command}": ${message}`, {

@@ -37,13 +37,12 @@ import type { Command, CommandContext } from "./_context.ts";
 import { StdoutClosedError } from "./_output.ts";
 import { RUN_INFO } from "./_help.ts";
 import { shellWord } from "./status/_report.ts";
-
-/** Exit codes of a run stopped by a signal: 128 + the signal's number. */
-const SIGNAL_EXIT: Partial<Record<Deno.Signal, number>> = {
-  SIGHUP: 129,
-  SIGINT: 130,
-  SIGTERM: 143,
-};
+import { errorText } from "../lib/shared/errors.ts";
+import {
+  onStopSignals,
+  stopExitCode,
+  type StopSignal,
+} from "../lib/shared/stop_signals.ts";
 
 const FLAGS = {
   provider: { type: "string" },
@@ -218,25 +217,21 @@ async function run(context: CommandContext, argv: string[]): Promise<number> {
   }
   const json = args.values.json === true;
   const abort = new AbortController();
-  let signalled: Deno.Signal | null = null;
+  let signalled: StopSignal | null = null;
   let stdoutClosed = false;
   let outputFailure: Error | null = null;
-  const onSignal = (signal: Deno.Signal) => () => {
-    if (signalled !== null) Deno.exit(SIGNAL_EXIT[signal] ?? 1);
-    signalled = signal;
-    abort.abort();
-  };
   // A closed terminal (SIGHUP) ends the run like SIGTERM, unless the runner
   // was started under nohup: then it keeps running, as nohup promised.
   const nohup = await hangupIgnored();
-  const listeners: [Deno.Signal, () => void][] = [
-    ["SIGINT", onSignal("SIGINT")],
-    ["SIGTERM", onSignal("SIGTERM")],
-    ["SIGHUP", nohup ? () => {} : onSignal("SIGHUP")],
-  ];
-  for (const [signal, listener] of listeners) {
-    Deno.addSignalListener(signal, listener);
-  }
+  const removeListeners = onStopSignals(
+    ["SIGINT", "SIGTERM", "SIGHUP"],
+    (signal, exitCode) => {
+      if (signal === "SIGHUP" && nohup) return;
+      if (signalled !== null) Deno.exit(exitCode);
+      signalled = signal;
+      abort.abort();
+    },
+  );
   try {
     const stateRoot = workspace?.location.state_root ?? flagRoot;
     const runId = await chooseRunId(
@@ -303,7 +298,7 @@ async function run(context: CommandContext, argv: string[]): Promise<number> {
     if (outputFailure !== null) {
       throw new EnvironmentError(
         `Cannot write the run's output to standard output: ${
-          (outputFailure as Error).message.replace(/:.*$/, "")
+          errorText(outputFailure).replace(/:.*$/, "")
         }; the run stopped and is recorded as interrupted`,
         {
           code: "OUTPUT_FAILED",
@@ -317,7 +312,7 @@ async function run(context: CommandContext, argv: string[]): Promise<number> {
       await context.stderr.line(
         `hint: the run was interrupted; continue it with: ${resume()}`,
       ).catch(() => {});
-      return SIGNAL_EXIT[signalled] ?? 1;
+      return stopExitCode(signalled);
     }
     if (result.status === "completed") return 0;
     await context.stderr.line(
@@ -332,9 +327,7 @@ async function run(context: CommandContext, argv: string[]): Promise<number> {
     );
     return 1;
   } finally {
-    for (const [signal, listener] of listeners) {
-      Deno.removeSignalListener(signal, listener);
-    }
+    removeListeners();
   }
 }
 

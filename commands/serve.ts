@@ -5,7 +5,7 @@
  * @module
  */
 
-import { defaultAuthor, UsageError } from "../mod.ts";
+import { defaultAuthor, errorText, onStopSignals, UsageError } from "../mod.ts";
 import { parseCommandArgs, stringFlag } from "./_args.ts";
 import type { Command, CommandContext } from "./_context.ts";
 import { SERVE_INFO } from "./_help.ts";
@@ -98,7 +98,7 @@ function listen(
     first = Deno.listen({ hostname: host, port });
   } catch (error) {
     throw new UsageError(
-      `Cannot listen on ${host}:${port}: ${(error as Error).message}`,
+      `Cannot listen on ${host}:${port}: ${errorText(error)}`,
       { hint: "Choose another --host or --port (0 picks a free port)" },
     );
   }
@@ -141,21 +141,11 @@ function hostnameOrNull(): string | null {
 function stopSignal(): { stopped: Promise<number>; remove(): void } {
   let resolve: (code: number) => void = () => {};
   const stopped = new Promise<number>((r) => resolve = r);
-  const listeners: [Deno.Signal, () => void][] = [
-    ["SIGINT", () => resolve(130)],
-    ["SIGTERM", () => resolve(143)],
-  ];
-  for (const [signal, listener] of listeners) {
-    Deno.addSignalListener(signal, listener);
-  }
-  return {
-    stopped,
-    remove(): void {
-      for (const [signal, listener] of listeners) {
-        Deno.removeSignalListener(signal, listener);
-      }
-    },
-  };
+  const remove = onStopSignals(
+    ["SIGINT", "SIGTERM"],
+    (_signal, exitCode) => resolve(exitCode),
+  );
+  return { stopped, remove };
 }
 
 /** A token to keep across restarts, so open pages go on working. */

@@ -10,6 +10,7 @@
  */
 
 import {
+  errorText,
   ExitCode,
   PromptRunnerError,
   StateError,
@@ -214,7 +215,7 @@ function confinedWorker(
   } catch (error) {
     cannotConfine(
       what,
-      error instanceof Error ? error.message : String(error),
+      errorText(error),
       error,
     );
   }

@@ -16,6 +16,7 @@ import {
   UsageError,
 } from "../../lib/shared/errors.ts";
 import { isDirectory } from "../../lib/shared/path_exists.ts";
+import { isPromptIdWord } from "../../lib/shared/prompt_id.ts";
 import { resolveRunLocation } from "../../lib/workspace/resolve_run_location.ts";
 import type { RunLocation } from "../../lib/workspace/run_location.ts";
 import { isWorkspaceId } from "../../lib/workspace/workspace_file.ts";
@@ -154,7 +155,7 @@ async function promptTarget(
   const promptId = positionals.at(-1);
   if (
     promptId === undefined ||
-    (positionals.length === 1 && !/^\d+$/.test(promptId) &&
+    (positionals.length === 1 && !isPromptIdWord(promptId) &&
       (await isDirectory(resolve(cwd, promptId)) ||
         (isWorkspaceId(promptId) && await lookupWorkspace(promptId) !== null)))
   ) {

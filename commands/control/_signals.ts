@@ -5,31 +5,22 @@
  * @module
  */
 
+import { onStopSignals } from "../../lib/shared/stop_signals.ts";
+
 /** An abort signal tied to SIGINT and SIGTERM while `fn` runs. */
 export async function withStopSignals(
   fn: (signal: AbortSignal) => Promise<number>,
 ): Promise<number> {
   const abort = new AbortController();
   let code = 0;
-  const listeners: [Deno.Signal, () => void][] = [
-    ["SIGINT", () => {
-      code = 130;
-      abort.abort();
-    }],
-    ["SIGTERM", () => {
-      code = 143;
-      abort.abort();
-    }],
-  ];
-  for (const [signal, listener] of listeners) {
-    Deno.addSignalListener(signal, listener);
-  }
+  const remove = onStopSignals(["SIGINT", "SIGTERM"], (_signal, exitCode) => {
+    code = exitCode;
+    abort.abort();
+  });
   try {
     const result = await fn(abort.signal);
     return code || result;
   } finally {
-    for (const [signal, listener] of listeners) {
-      Deno.removeSignalListener(signal, listener);
-    }
+    remove();
   }
 }

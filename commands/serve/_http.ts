@@ -17,6 +17,8 @@
  * @module
  */
 
+import { errorText } from "../../mod.ts";
+
 /** What one server allows its clients. */
 export interface HttpLimits {
   /** The most connections open at once. */
@@ -648,7 +650,7 @@ class Connection {
       await body?.cancel();
       await this.#refuseAndClose(
         400,
-        `Bad request: ${(error as Error).message}`,
+        `Bad request: ${errorText(error)}`,
       );
       return false;
     }
@@ -658,7 +660,7 @@ class Connection {
     } catch (error) {
       response = this.#server.refusal(
         500,
-        `Internal error: ${(error as Error).message}`,
+        `Internal error: ${errorText(error)}`,
       );
     }
     if (this.#closed) return false;

@@ -9,6 +9,8 @@
  * @module
  */
 
+import { errorText } from "../../mod.ts";
+
 /** One message of a shared stream: its position (`seq`, or a count) and bytes. */
 export interface Piece {
   /** Its position: consecutive, from the hub's first. */
@@ -152,7 +154,7 @@ export class Hub {
         if (batch.length > 0) this.#hold(batch);
       }
     } catch (error) {
-      reason = (error as Error).message;
+      reason = errorText(error);
     }
     if (this.#abort.signal.aborted) return;
     this.#flush();

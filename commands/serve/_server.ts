@@ -6,7 +6,12 @@
  * @module
  */
 
-import { VIEW_OPTIONS, type ViewKey, type ViewSettings } from "../../mod.ts";
+import {
+  errorText,
+  VIEW_OPTIONS,
+  type ViewKey,
+  type ViewSettings,
+} from "../../mod.ts";
 import { ACTION_NAMES, type ActionName, postAction } from "./_actions.ts";
 import { APP_CSS, APP_JS } from "./_assets.ts";
 import {
@@ -415,7 +420,7 @@ export async function handleRequest(
     return await route(options, request, url);
   } catch (error) {
     return page(
-      messagePage("Internal error", (error as Error).message),
+      messagePage("Internal error", errorText(error)),
       500,
     );
   }

@@ -8,6 +8,7 @@
  */
 
 import {
+  errorText,
   eventLineBatches,
   followLog,
   type RunRef,
@@ -333,7 +334,7 @@ export function runEventStream(
       const last = await finalSnapshot(index, root, ref, signal);
       if (last !== null) sendSnapshot(last);
     } catch (error) {
-      ending = (error as Error).message;
+      ending = errorText(error);
     }
     if (ending !== null && !out.closed) {
       out.send(

@@ -7,8 +7,8 @@
 
 import { loadPacket } from "../packet/load_packet.ts";
 import type { Packet, PromptSpec } from "../packet/packet.ts";
-import { normalizePromptId } from "../packet/prompt_id.ts";
-import { NotFoundError, UsageError } from "../shared/errors.ts";
+import { NotFoundError } from "../shared/errors.ts";
+import { checkPromptId } from "../shared/prompt_id.ts";
 import { locateRunTarget, type RunTarget } from "../workspace/run_location.ts";
 
 export type { AmendTarget } from "./contract_transport.ts";
@@ -18,22 +18,6 @@ export interface Resolved {
   packet: Packet;
   prompt: PromptSpec;
   stateRoot: string;
-}
-
-/** Normalises a prompt id given by a user, refusing anything but digits. */
-export function checkPromptId(promptId: unknown): string {
-  const id = typeof promptId === "string" && /^\s*\d{1,6}\s*$/.test(promptId)
-    ? normalizePromptId(promptId)
-    : null;
-  if (id === null) {
-    throw new UsageError(
-      `Invalid prompt id ${
-        JSON.stringify(promptId)
-      }: expected digits such as "01"`,
-      { code: "INVALID_PROMPT_ID" },
-    );
-  }
-  return id;
 }
 
 /**

@@ -10,7 +10,7 @@
 
 import type { AmendmentRecord } from "../control/amendment_log.ts";
 import { checkEntry, type Clause } from "../packet/contract.ts";
-import { UsageError } from "../shared/errors.ts";
+import { errorText, UsageError } from "../shared/errors.ts";
 import type { RunTarget } from "../workspace/run_location.ts";
 import { resolvePrompt } from "./amendment_target.ts";
 import { contractViewOf } from "./contract_diff.ts";
@@ -46,9 +46,7 @@ export function checkEntries(
       return checkEntry(clause, entry, repos);
     } catch (error) {
       throw new UsageError(
-        `Invalid ${clause} entry ${JSON.stringify(entry)}: ${
-          (error as Error).message
-        }`,
+        `Invalid ${clause} entry ${JSON.stringify(entry)}: ${errorText(error)}`,
         { code: "INVALID_ENTRY" },
       );
     }

@@ -22,7 +22,7 @@ import { controlPaths } from "../control/paths.ts";
 import { defaultAuthor } from "../control/request.ts";
 import { readSnapshotFile } from "../control/snapshot.ts";
 import { parseContract } from "../packet/contract.ts";
-import { StateError } from "../shared/errors.ts";
+import { errorText, StateError } from "../shared/errors.ts";
 import { openStateRoot } from "../shared/state_root.ts";
 import { amendmentPhase } from "./amendment_phase.ts";
 import type { Resolved } from "./amendment_target.ts";
@@ -59,7 +59,7 @@ async function commit(
     } catch {
       restored = false;
     }
-    const message = (error as Error).message;
+    const message = errorText(error);
     throw new StateError(
       restored
         ? `Cannot record the amendment in state root "${stateRoot}": ${message}`

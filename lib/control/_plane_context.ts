@@ -7,7 +7,7 @@
  */
 
 import { basename } from "node:path";
-import { LinkRefusedError } from "../shared/errors.ts";
+import { errorText, LinkRefusedError } from "../shared/errors.ts";
 import { ensurePrivateDir, moveLinkAside } from "../shared/files.ts";
 import type { LinkRefusal } from "../shared/run_hooks.ts";
 import { appendLogEntry, type LogEntry } from "./log_entry.ts";
@@ -31,11 +31,6 @@ export function installFaultHook(hook: FaultHook | undefined): void {
 /** The hook {@linkcode installFaultHook} installed, if any. */
 export function installedFaultHook(): FaultHook | undefined {
   return installed;
-}
-
-/** The message of an error. */
-export function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /** A key that names a kind of failure, not its instance (no temp names). */

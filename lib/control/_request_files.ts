@@ -8,6 +8,8 @@
 import { anchored } from "../shared/files.ts";
 import type { RequestRead } from "./decide_request.ts";
 import type { ControlPaths } from "./paths.ts";
+import { errorText } from "../shared/errors.ts";
+import { isRecord } from "../shared/is_record.ts";
 
 /** Requests larger than this are refused: by the client before writing, by the runner unread. */
 export const MAX_REQUEST_BYTES = 64 * 1024;
@@ -87,7 +89,7 @@ export async function readRequestFile(
     bytes = await readCapped(file, MAX_REQUEST_BYTES);
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return null;
-    return unreadable(`cannot be read: ${(error as Error).message}`);
+    return unreadable(`cannot be read: ${errorText(error)}`);
   }
   if (bytes.length > MAX_REQUEST_BYTES) {
     return unreadable(`too large: the limit is ${MAX_REQUEST_BYTES} bytes`);
@@ -95,7 +97,7 @@ export async function readRequestFile(
   try {
     return { kind: "json", value: JSON.parse(new TextDecoder().decode(bytes)) };
   } catch (error) {
-    return unreadable(`not JSON: ${(error as Error).message}`, "unparseable");
+    return unreadable(`not JSON: ${errorText(error)}`, "unparseable");
   }
 }
 
@@ -110,9 +112,7 @@ export async function readRequestQuietly(
     const bytes = await readCapped(file, MAX_REQUEST_BYTES);
     if (bytes.length > MAX_REQUEST_BYTES) return null;
     const value = JSON.parse(new TextDecoder().decode(bytes));
-    return typeof value === "object" && value !== null && !Array.isArray(value)
-      ? value
-      : null;
+    return isRecord(value) ? value : null;
   } catch {
     return null;
   }

@@ -6,7 +6,7 @@
  */
 
 import { join } from "../shared/posix_path.ts";
-import { StateError } from "../shared/errors.ts";
+import { errorText, StateError } from "../shared/errors.ts";
 import {
   appendLine,
   checkPath,
@@ -16,6 +16,7 @@ import {
 import { lockFile } from "../shared/lock_file.ts";
 import type { LogEntry } from "./log_entry.ts";
 import { controlPaths, safeName } from "./paths.ts";
+import { isRecord } from "../shared/is_record.ts";
 
 /** When an amendment was made, relative to the prompt's verification history. */
 export type AmendmentPhase = "pre_verify" | "post_failure" | "post_success";
@@ -51,10 +52,6 @@ export type ContractData = Record<string, unknown[]>;
 
 const OPERATIONS = ["add", "drop", "replace"];
 const PHASES = ["pre_verify", "post_failure", "post_success"];
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /** The path of a prompt's amendments file. */
 export function amendmentsFile(stateRoot: string, promptId: string): string {
@@ -120,7 +117,7 @@ export async function readAmendments(
     try {
       value = JSON.parse(line);
     } catch (error) {
-      fail(index + 1, `not JSON (${(error as Error).message})`);
+      fail(index + 1, `not JSON (${errorText(error)})`);
     }
     const problem = checkRecord(value);
     if (problem !== null) fail(index + 1, problem);

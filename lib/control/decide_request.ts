@@ -10,6 +10,8 @@ import type { BoundaryCommand } from "../shared/run_hooks.ts";
 import { parseViewSettings } from "../shared/view.ts";
 import type { Outcome } from "./log_entry.ts";
 import { requestIdOf } from "./paths.ts";
+import { errorText } from "../shared/errors.ts";
+import { isRecord } from "../shared/is_record.ts";
 
 /** No request needs more levels than this; a deeper one is refused unread. */
 export const MAX_NESTING = 32;
@@ -51,10 +53,6 @@ export interface RequestVerdict {
   prompt_id: string | null;
   /** What to apply, unless refused. */
   apply: BoundaryCommand | null;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** How deeply arrays and objects nest in a value (without recursion). */
@@ -187,7 +185,7 @@ export function decideRequest(
       });
     } catch (error) {
       return reject(
-        error instanceof Error ? error.message : String(error),
+        errorText(error),
         command,
         params,
         author,

@@ -18,8 +18,9 @@ import {
   repairTornTail,
   syncDir,
 } from "../shared/files.ts";
-import { errorKind, errorText, type PlaneContext } from "./_plane_context.ts";
+import { errorKind, type PlaneContext } from "./_plane_context.ts";
 import { safeName } from "./paths.ts";
+import { errorText } from "../shared/errors.ts";
 
 const encoder = new TextEncoder();
 /**

@@ -4,7 +4,10 @@
  * @module
  */
 
-import { join } from "../shared/posix_path.ts";
+import {
+  type StateRootPaths,
+  stateRootPaths,
+} from "../shared/state_root_layout.ts";
 
 /**
  * A reference to one run: where it lives, its id, and the transport it is
@@ -36,49 +39,11 @@ export interface TransportName {
   readonly name: string;
 }
 
-/** The control plane's paths in a state root. */
-export interface ControlPaths {
-  /** The state root. */
-  root: string;
-  /** `control/`. */
-  dir: string;
-  /** `control/requests/`: one JSON file per pending command. */
-  requests: string;
-  /** `control/outcomes/`: one receipt per processed request. */
-  outcomes: string;
-  /** `control/log.jsonl`: the audit log of every command. */
-  log: string;
-  /** `control/snapshot.json`: the run's current state. */
-  snapshot: string;
-  /** `control/events.jsonl`: the current run's events. */
-  events: string;
-  /** `control/events/`: earlier runs' events, by run id. */
-  archive: string;
-  /** `interventions/`: one JSONL file per prompt of delivered steers. */
-  interventions: string;
-  /** `amendments/`: one JSONL file per prompt of amendments. */
-  amendments: string;
-  /** `run.lock`. */
-  lock: string;
-}
+/** The control plane's paths in a state root (its whole layout). */
+export type ControlPaths = StateRootPaths;
 
 /** Returns the control plane's paths in a state root. */
-export function controlPaths(stateRoot: string): ControlPaths {
-  const dir = join(stateRoot, "control");
-  return {
-    root: stateRoot,
-    dir,
-    requests: join(dir, "requests"),
-    outcomes: join(dir, "outcomes"),
-    log: join(dir, "log.jsonl"),
-    snapshot: join(dir, "snapshot.json"),
-    events: join(dir, "events.jsonl"),
-    archive: join(dir, "events"),
-    interventions: join(stateRoot, "interventions"),
-    amendments: join(stateRoot, "amendments"),
-    lock: join(stateRoot, "run.lock"),
-  };
-}
+export const controlPaths: (stateRoot: string) => ControlPaths = stateRootPaths;
 
 const RECEIPT_SAFE = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,159}\.json$/;
 

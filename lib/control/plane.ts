@@ -25,7 +25,6 @@ import { deliveredSteers, recordIntervention } from "./_interventions.ts";
 import { finishOrphanedSteers, recoverRequests } from "./_recovery.ts";
 import {
   errorKind,
-  errorText,
   type FaultHook,
   installedFaultHook,
   PlaneContext,
@@ -37,6 +36,7 @@ import { RequestInbox } from "./request_inbox.ts";
 import { readSnapshotFile, type Snapshot } from "./snapshot.ts";
 import { initialSnapshot, SnapshotWriter } from "./snapshot_writer.ts";
 import { SteerLedger } from "./steer_ledger.ts";
+import { errorText } from "../shared/errors.ts";
 
 export { MAX_REQUEST_BYTES };
 export type { FaultHook, FaultStep } from "./_plane_context.ts";

@@ -13,7 +13,7 @@
  */
 
 import { join } from "../shared/posix_path.ts";
-import { StateError, UsageError } from "../shared/errors.ts";
+import { errorText, StateError, UsageError } from "../shared/errors.ts";
 import {
   anchored,
   checkPath,
@@ -253,9 +253,7 @@ export async function writeRequest(
   } catch (error) {
     if (error instanceof StateError) throw error;
     throw new StateError(
-      `Cannot write request to "${paths.requests}": ${
-        (error as Error).message
-      }`,
+      `Cannot write request to "${paths.requests}": ${errorText(error)}`,
       { code: "REQUEST_WRITE_FAILED", cause: error },
     );
   }

@@ -12,7 +12,7 @@
 import type { RunStatus } from "../shared/events.ts";
 import { removeStaleTemps } from "../shared/files.ts";
 import type { BoundaryCommand } from "../shared/run_hooks.ts";
-import { errorKind, errorText, type PlaneContext } from "./_plane_context.ts";
+import { errorKind, type PlaneContext } from "./_plane_context.ts";
 import { decideRequest, loggable } from "./decide_request.ts";
 import { requestIdOf } from "./paths.ts";
 import { publishReceipt, readReceipt, type Receipt } from "./receipt.ts";
@@ -24,6 +24,8 @@ import {
 } from "./_request_files.ts";
 import type { SteerLedger } from "./steer_ledger.ts";
 import type { LogEntry, Outcome } from "./log_entry.ts";
+import { errorText } from "../shared/errors.ts";
+import { isRecord } from "../shared/is_record.ts";
 
 /**
  * How much request work one boundary may do while events flow, and while
@@ -43,10 +45,6 @@ const SETTLE_MS = 20;
 
 /** Dot-files in `requests/` untouched this long are a killed client's leftovers. */
 const STALE_CLIENT_FILE_MS = 10 * 60 * 1000;
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /** The pending requests of a run, and their processing. */
 export class RequestInbox {

@@ -11,9 +11,10 @@ import type { RunEvent } from "../shared/events.ts";
 import { hostname } from "../shared/run_lock.ts";
 import type { RunOpenInfo } from "../shared/run_hooks.ts";
 import { writeFileAtomic } from "../shared/files.ts";
-import { errorKind, errorText, type PlaneContext } from "./_plane_context.ts";
+import { errorKind, type PlaneContext } from "./_plane_context.ts";
 import type { EventLog } from "./event_log.ts";
 import type { Snapshot } from "./snapshot.ts";
+import { errorText } from "../shared/errors.ts";
 
 /** While events flow, the snapshot is replaced at most this often. */
 const COALESCE_MS = 100;
@@ -140,8 +141,11 @@ export class SnapshotWriter {
           cost: this.#tokenBase.cost + this.#tokens.cost,
         };
         this.#tokens = { input: 0, output: 0, cost: 0 };
-        if (Number.isInteger(data.pid) && (data.pid as number) > 0) {
-          snap.agent_pid = data.pid as number;
+        if (
+          typeof event.data.pid === "number" &&
+          Number.isInteger(event.data.pid) && event.data.pid > 0
+        ) {
+          snap.agent_pid = event.data.pid;
           snap.agent_pid_start = typeof data.pid_start === "string"
             ? data.pid_start
             : null;

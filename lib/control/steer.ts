@@ -12,6 +12,7 @@ import {
   type RequestOptions,
   type SentRequest,
 } from "./request.ts";
+import { checkPromptId } from "../shared/prompt_id.ts";
 
 /** Options for {@linkcode steer}. */
 export interface SteerOptions extends RequestOptions {
@@ -119,15 +120,7 @@ export async function steer(
   const trimmed = checkSteerText(text);
   let promptId: string | undefined;
   if (options.promptId !== undefined) {
-    if (!/^\d+$/.test(options.promptId.trim())) {
-      throw new UsageError(
-        `Invalid prompt id ${
-          JSON.stringify(options.promptId)
-        }: expected digits such as "01"`,
-        { code: "INVALID_PROMPT_ID" },
-      );
-    }
-    promptId = String(Number(options.promptId.trim())).padStart(2, "0");
+    promptId = checkPromptId(options.promptId);
   }
   const { promptId: _named, ...rest } = options;
   return await transportOf(ref).submit(ref, {

@@ -13,10 +13,6 @@ const PROVIDER_ALIASES: Record<string, string> = {
   cursor_agent: "cursor",
 };
 
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 export function invalid(file: string, problem: string): never {
   throw new UsageError(`Invalid packet file "${file}": ${problem}`, {
     code: "INVALID_PACKET",

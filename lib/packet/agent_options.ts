@@ -5,8 +5,8 @@
  * @module
  */
 
-import { isRecord } from "./_fields.ts";
 import { refuseUnknownKeys } from "./known_keys.ts";
+import { isRecord } from "../shared/is_record.ts";
 
 /** The validated `agent:` options of a prompt. */
 export interface AgentOptions {

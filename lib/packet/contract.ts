@@ -4,8 +4,9 @@
  * @module
  */
 
-import { UsageError } from "../shared/errors.ts";
+import { errorText, UsageError } from "../shared/errors.ts";
 import { nearestKey, refuseUnknownKeys } from "./known_keys.ts";
+import { isRecord } from "../shared/is_record.ts";
 
 /** The verify clauses this version enforces, in report order. */
 export const CLAUSES = [
@@ -100,10 +101,6 @@ export function isClause(name: string): name is Clause {
   return (CLAUSES as readonly string[]).includes(name);
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 type Fail = (message: string) => never;
 
 function checkKeys(
@@ -186,7 +183,7 @@ function checkMatches(
   } catch (error) {
     fail(
       `pattern ${JSON.stringify(pattern)} is not a valid regular expression: ${
-        (error as Error).message
+        errorText(error)
       }`,
     );
   }
@@ -322,7 +319,7 @@ export function parseContract(
       } catch (error) {
         throw new UsageError(
           `Invalid verify entry ${name}[${index}] in "${file}": ${
-            (error as Error).message
+            errorText(error)
           }`,
           { code: "INVALID_PACKET" },
         );

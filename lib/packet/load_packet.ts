@@ -8,6 +8,7 @@
 import { basename, isAbsolute, join, resolve } from "node:path";
 import {
   elidePath,
+  errorText,
   NotFoundError,
   StateError,
   UsageError,
@@ -16,7 +17,6 @@ import { parseViewSettings, type ViewSettings } from "../shared/view.ts";
 import { DEFAULT_VIEW } from "../shared/view.ts";
 import {
   invalid,
-  isRecord,
   optionalString,
   provider,
   refuseRenamedKeys,
@@ -36,8 +36,9 @@ import {
   type RepoConfig,
 } from "./packet.ts";
 import { inPacket, insidePacket, readPacketFile } from "./packet_files.ts";
-import { normalizePromptId } from "./prompt_id.ts";
+import { normalizePromptId } from "../shared/prompt_id.ts";
 import { DEFAULT_RECOVERY, parseRecovery } from "./recovery.ts";
+import { isRecord } from "../shared/is_record.ts";
 
 export {
   MANIFEST_FILE,
@@ -45,7 +46,7 @@ export {
   type PromptSpec,
   type RepoConfig,
 } from "./packet.ts";
-export { normalizePromptId } from "./prompt_id.ts";
+export { normalizePromptId } from "../shared/prompt_id.ts";
 
 const MANIFEST_KEYS = [
   "name",
@@ -236,7 +237,7 @@ export async function loadPacket(dir: string): Promise<Packet> {
     }
     throw new UsageError(
       `Cannot use packet "${elidePath(dir)}": ${
-        (error as Error).message.replace(/:.*$/, "")
+        errorText(error).replace(/:.*$/, "")
       }`,
       { code: "PACKET_UNUSABLE", cause: error },
     );
@@ -288,7 +289,7 @@ export async function loadPacket(dir: string): Promise<Packet> {
       ...parseViewSettings(viewInput, { allowEmpty: true }),
     };
   } catch (error) {
-    invalid(manifestFile, (error as Error).message);
+    invalid(manifestFile, errorText(error));
   }
   const defaults: ManifestDefaults = {
     provider: provider(optionalString(attributes, "provider", manifestFile)) ??

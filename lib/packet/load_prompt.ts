@@ -25,7 +25,7 @@ import {
   agentOptions,
 } from "./agent_options.ts";
 import { refuseUnknownKeys } from "./known_keys.ts";
-import { normalizePromptId } from "./prompt_id.ts";
+import { normalizePromptId } from "../shared/prompt_id.ts";
 import { checkSimulateKeys } from "./simulate_keys.ts";
 import { RECOVERY_KEYS } from "./recovery.ts";
 

@@ -11,7 +11,7 @@ export {
   type PromptSpec,
   type RepoConfig,
 } from "./packet.ts";
-export { normalizePromptId } from "./prompt_id.ts";
+export { normalizePromptId } from "../shared/prompt_id.ts";
 export {
   type Clause,
   CLAUSES,

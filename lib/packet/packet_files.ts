@@ -11,7 +11,12 @@
  * @module
  */
 
-import { LinkRefusedError, StateError, UsageError } from "../shared/errors.ts";
+import {
+  errorText,
+  LinkRefusedError,
+  StateError,
+  UsageError,
+} from "../shared/errors.ts";
 import { anchored, type Here, readAllText } from "../shared/files.ts";
 import {
   basename,
@@ -107,7 +112,7 @@ function unreadable(error: unknown, what: string, file: string): unknown {
   }
   const problem = error instanceof StateError && error.code === "NOT_A_FILE"
     ? "it is not a regular file"
-    : (error as Error).message;
+    : errorText(error);
   return new UsageError(`Cannot read ${what} "${file}": ${problem}`, {
     code: "INVALID_PACKET",
     cause: error,

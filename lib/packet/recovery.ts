@@ -6,6 +6,7 @@
 
 import { UsageError } from "../shared/errors.ts";
 import { refuseUnknownKeys } from "./known_keys.ts";
+import { isRecord } from "../shared/is_record.ts";
 
 /** How a prompt recovers from failures. Budgets count within one run. */
 export interface RecoveryConfig {
@@ -66,10 +67,6 @@ export const DEFAULT_RECOVERY: Readonly<RecoveryConfig> = Object.freeze({
   },
   repair: { enabled: true, max_attempts: 2 },
 });
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 function fail(file: string, key: string, problem: string): never {
   throw new UsageError(

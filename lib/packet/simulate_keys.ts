@@ -6,8 +6,8 @@
  * @module
  */
 
-import { isRecord } from "./_fields.ts";
 import { refuseUnknownKeys } from "./known_keys.ts";
+import { isRecord } from "../shared/is_record.ts";
 
 /** The keys of `simulate:`. */
 export const SIMULATE_KEYS: readonly string[] = ["lane", "attempts", "resume"];

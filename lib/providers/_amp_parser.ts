@@ -8,7 +8,7 @@
  * @module
  */
 
-import { count, isRecord, text } from "./_fields.ts";
+import { count, text } from "./_fields.ts";
 import type { ProviderEvent } from "../shared/events.ts";
 import { classifyFailure } from "./failure.ts";
 import { failureEvents } from "./failure_events.ts";
@@ -18,6 +18,7 @@ import type {
   CliParser,
   LineResult,
 } from "./cli_profile.ts";
+import { isRecord } from "../shared/is_record.ts";
 
 /** The first stdout line of Amp's interactive login flow (no API key). */
 const LOGIN_FLOW = /^\s*No API key found\b/;

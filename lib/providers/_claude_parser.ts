@@ -8,7 +8,7 @@
  * @module
  */
 
-import { count, type Fields, isRecord, text as str } from "./_fields.ts";
+import { count, type Fields, text as str } from "./_fields.ts";
 import { failureEvents } from "./failure_events.ts";
 import type {
   CliExit,
@@ -21,6 +21,8 @@ import {
   resultFailure,
   stderrFailure,
 } from "./_claude_failure.ts";
+import { isRecord } from "../shared/is_record.ts";
+import type { EventData } from "../shared/events.ts";
 
 /** The text of a tool result's `content` (a string or text blocks). */
 function contentText(content: unknown): string {
@@ -238,7 +240,7 @@ export class ClaudeParser implements CliParser {
    * are cumulative across the turns of one process; `usage` is per turn,
    * added to the last totals when `modelUsage` is missing.
    */
-  #tokens(json: Fields): Record<string, unknown> {
+  #tokens(json: Fields): EventData<"token_usage_updated"> {
     const usage = isRecord(json.usage) ? json.usage : {};
     let input = this.#totals.input + count(usage.input_tokens) +
       count(usage.cache_creation_input_tokens) +
@@ -256,7 +258,7 @@ export class ClaudeParser implements CliParser {
     }
     this.#totals = { input, output };
     this.#messages.clear();
-    const data: Record<string, unknown> = {
+    const data: EventData<"token_usage_updated"> = {
       input_tokens: input,
       output_tokens: output,
       total_tokens: input + output,

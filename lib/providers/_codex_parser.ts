@@ -12,7 +12,7 @@
  * @module
  */
 
-import { count, isRecord, text } from "./_fields.ts";
+import { count, text } from "./_fields.ts";
 import { failureEvents } from "./failure_events.ts";
 import type { ProviderEvent } from "../shared/events.ts";
 import type {
@@ -21,6 +21,7 @@ import type {
   CliParser,
   LineResult,
 } from "./cli_profile.ts";
+import { isRecord } from "../shared/is_record.ts";
 
 type Json = Record<string, unknown>;
 

@@ -8,11 +8,6 @@
 /** A JSON object's fields. */
 export type Fields = Record<string, unknown>;
 
-/** Whether a value is a JSON object (not an array, not null). */
-export function isRecord(value: unknown): value is Fields {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 /** A string field, or `null`. */
 export function text(value: unknown): string | null {
   return typeof value === "string" ? value : null;

@@ -19,6 +19,7 @@ import type {
 } from "./cli_profile.ts";
 import { failureEvents } from "./failure_events.ts";
 import type { ProviderEvent } from "../shared/events.ts";
+import { isRecord } from "../shared/is_record.ts";
 
 /** The longest CLI message kept in a failure. */
 const MESSAGE_CHARS = 2000;
@@ -121,9 +122,7 @@ function stderrMessage(lines: string[]): string {
 }
 
 function record(json: unknown): Record<string, unknown> | null {
-  return typeof json === "object" && json !== null && !Array.isArray(json)
-    ? json as Record<string, unknown>
-    : null;
+  return isRecord(json) ? json : null;
 }
 
 /** A `result{status:"error"}`'s failure. */

@@ -16,6 +16,7 @@ import type {
   SessionMeta,
   SessionRequest,
 } from "./provider.ts";
+import { errorText } from "../shared/errors.ts";
 
 /**
  * The longest single argument Linux takes (`MAX_ARG_STRLEN`, 32 pages):
@@ -203,9 +204,7 @@ export function createCliProvider(profile: CliProfile): Provider {
       }
       if (error instanceof Deno.errors.PermissionDenied) {
         throw new Error(
-          `cannot run the ${profile.name} CLI "${bin}": ${
-            (error as Error).message
-          }`,
+          `cannot run the ${profile.name} CLI "${bin}": ${errorText(error)}`,
         );
       }
       throw error;

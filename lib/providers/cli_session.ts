@@ -35,6 +35,7 @@ import {
   type ProcessEntry,
 } from "../shared/process_tree.ts";
 import { processStartTime } from "../shared/run_lock.ts";
+import { CARRY_ON } from "../shared/carry_on.ts";
 
 /** How long a CLI has to exit after SIGINT before the group is killed. */
 export const INTERRUPT_GRACE_MS = 3000;
@@ -48,12 +49,6 @@ const LEADER_EXIT_GRACE_MS = 1000;
 
 /** The longest text line of a CLI's output kept in the transcript. */
 const NOTE_CHARS = 2000;
-
-/** Added to a steer's text: it preempts the turn, the task stays. */
-export const CARRY_ON =
-  "\n\n(This is a steer from the operator, not a new task. " +
-  "Take it into account and carry on with the work you were doing: the task " +
-  "is unchanged. Do not start over and do not stop to acknowledge this message.)";
 
 const ENDING_TYPES = new Set(["run_completed", "run_failed", "error_occurred"]);
 

@@ -5,6 +5,8 @@
  * @module
  */
 
+import { isRecord } from "../shared/is_record.ts";
+
 /** A classified provider failure. */
 export interface FailureEnvelope {
   /** The failure class, such as `provider_capacity` or `transport_timeout`. */
@@ -83,10 +85,6 @@ const MESSAGE_CLASSES: [RegExp, string][] = [
 
 /** The failure kinds the simulated provider's `error.kind` accepts. */
 export const FAILURE_KINDS: readonly string[] = Object.keys(KIND_CLASSES);
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 function flagOf(value: unknown): boolean | undefined {
   return typeof value === "boolean" ? value : undefined;

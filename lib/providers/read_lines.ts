@@ -5,6 +5,8 @@
  * @module
  */
 
+import { errorText } from "../shared/errors.ts";
+
 /** One line of the child's stdout (without its line ending). */
 export interface ChildLine {
   /** The line's text, cut at `maxLineBytes` when it was longer. */
@@ -103,6 +105,6 @@ export function parseJsonLine(line: ChildLine): ParsedLine {
   try {
     return { kind: "json", value: JSON.parse(line.text), line };
   } catch (error) {
-    return { kind: "text", reason: (error as Error).message, line };
+    return { kind: "text", reason: errorText(error), line };
   }
 }

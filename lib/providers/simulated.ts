@@ -22,6 +22,7 @@ import type {
   SessionMeta,
   SessionRequest,
 } from "./provider.ts";
+import { errorText } from "../shared/errors.ts";
 
 function chunks(text: string): string[] {
   const words = text.match(/\S+\s*/g) ?? [text];
@@ -277,7 +278,7 @@ export function createSimulatedProvider(
         parseSimulatedScript(script);
         return null;
       } catch (error) {
-        return (error as Error).message;
+        return errorText(error);
       }
     },
     withScript: (script: unknown): SimulatedProvider =>

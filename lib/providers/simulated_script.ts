@@ -7,6 +7,7 @@
 
 import { SIMULATE_KEYS, SIMULATE_STEP_KEYS } from "../packet/simulate_keys.ts";
 import { FAILURE_KINDS } from "./failure.ts";
+import { isRecord } from "../shared/is_record.ts";
 
 /** A scripted tool call. */
 export interface SimulatedTool {
@@ -68,10 +69,6 @@ export interface SimulatedScript {
   attempts: SimulatedStep[];
   /** The step played when the session is resumed after a failure. */
   resume: SimulatedStep | null;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 type Fail = (message: string) => never;

@@ -14,10 +14,7 @@ import type { RenderContext } from "./worktree_diff.ts";
 import { fileChangeOf } from "./diff.ts";
 import type { OpenToolCall, Renderer, RenderHandover } from "./renderer.ts";
 import type { ToolResult } from "./tool_summary.ts";
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
+import { isRecord } from "../shared/is_record.ts";
 
 /** The base of the three renderers. */
 export abstract class BaseRenderer implements Renderer {

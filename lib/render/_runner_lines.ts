@@ -6,6 +6,7 @@
 
 import type { RunEvent } from "../shared/events.ts";
 import { cut, flatten } from "./_format.ts";
+import type { EventData } from "../shared/events.ts";
 
 /** A runner event in words: an icon, a sentence, and whether it is bad news. */
 export interface RunnerLine {
@@ -24,15 +25,11 @@ function seconds(ms: unknown): string {
 }
 
 /** The first problem of a verification, for one-line modes. */
-export function firstProblem(data: Record<string, unknown>): string {
-  const items = Array.isArray(data.items)
-    ? data.items as {
-      clause: string;
-      label: string;
-      status: string;
-      reason: string;
-    }[]
-    : [];
+export function firstProblem(
+  data: EventData<"verification_finished">,
+): string {
+  // The event may come from another process's file: the list is checked.
+  const items = Array.isArray(data.items) ? data.items : [];
   const bad = items.find((item) => item.status !== "pass");
   if (bad) {
     return `${bad.clause} ${bad.label}: ${cut(flatten(bad.reason), 120)}`;
@@ -94,7 +91,7 @@ export function runnerLine(
       }
       const parts = [`${d.failures} failed`];
       if (Number(d.faults) > 0) parts.push(`${d.faults} faulted`);
-      const problem = firstProblemInline ? firstProblem(d) : "";
+      const problem = firstProblemInline ? firstProblem(event.data) : "";
       return {
         icon: "✗",
         text: `verification: ${parts.join(", ")} of ${total}${

@@ -36,9 +36,10 @@ export interface CreateRendererOptions {
  * const renderer = createRenderer({ ...DEFAULT_VIEW, log_mode: "verbose" });
  * const text = renderer.render({
  *   v: 1, seq: 1, at: "2026-11-30T00:00:00.000Z", run_id: "r", prompt_id: "01",
- *   attempt: 1, type: "token_usage_updated", data: { input_tokens: 5, output_tokens: 2 },
+ *   attempt: 1, type: "token_usage_updated",
+ *   data: { input_tokens: 5, output_tokens: 2, total_tokens: 7 },
  * });
- * assert.equal(stripAnsi(text), "[token_usage_updated] prompt=01 attempt=1 input_tokens=5 output_tokens=2\n");
+ * assert.equal(stripAnsi(text), "[token_usage_updated] prompt=01 attempt=1 input_tokens=5 output_tokens=2 total_tokens=7\n");
  * ```
  */
 export function createRenderer(

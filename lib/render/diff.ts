@@ -8,6 +8,7 @@
 
 import { field, splitLines, truncatedMarker } from "./_format.ts";
 import { paint } from "./ansi.ts";
+import { isRecord } from "../shared/is_record.ts";
 
 /** One line of a patch. */
 export interface DiffLine {
@@ -124,10 +125,6 @@ function patch(path: string, lines: DiffLine[]): FileChange {
     added: lines.filter((l) => l.kind === "add").length,
     removed: lines.filter((l) => l.kind === "remove").length,
   };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /**

@@ -117,14 +117,7 @@ export class StudioRenderer extends BaseRenderer {
         paint(`${runner.icon} ${runner.text}`, TONE[runner.tone]!),
       );
       if (event.type === "verification_finished" && !d.passed) {
-        const items = Array.isArray(d.items)
-          ? d.items as {
-            clause: string;
-            label: string;
-            status: string;
-            reason: string;
-          }[]
-          : [];
+        const items = Array.isArray(event.data.items) ? event.data.items : [];
         for (
           const item of items.filter((i) => i.status !== "pass").slice(0, 10)
         ) {

@@ -135,7 +135,7 @@ export class VerboseRenderer extends BaseRenderer {
           ["items", Array.isArray(d.items) ? d.items.length : 0],
           [
             "first_problem",
-            d.passed ? undefined : firstProblem(d) || undefined,
+            d.passed ? undefined : firstProblem(event.data) || undefined,
           ],
         ]);
       default:

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { EnvironmentError } from "../shared/errors.ts";
+import { EnvironmentError, errorText } from "../shared/errors.ts";
 import { isEnvironmentError } from "../shared/files.ts";
 
 /**
@@ -17,7 +17,7 @@ export function environmentFailure(error: unknown, path: string): unknown {
     return error;
   }
   return new EnvironmentError(
-    `Cannot write "${path}": ${(error as Error).message.replace(/:.*$/, "")}`,
+    `Cannot write "${path}": ${errorText(error).replace(/:.*$/, "")}`,
     {
       code: "ENVIRONMENT",
       hint:

@@ -20,7 +20,7 @@ import { join } from "node:path";
 import { controlPaths } from "../control/paths.ts";
 import { appendLogEntry } from "../control/log_entry.ts";
 import { appendLine } from "../shared/files.ts";
-import { StateError } from "../shared/errors.ts";
+import { errorText, StateError } from "../shared/errors.ts";
 import {
   describeProcess,
   stopAgent,
@@ -147,7 +147,7 @@ async function recordStopped(
       })
     );
   } catch (error) {
-    notes.push(`cannot log it: ${(error as Error).message}`);
+    notes.push(`cannot log it: ${errorText(error)}`);
   }
   if (typeof record.transcript === "string") {
     const path = join(root, record.transcript);
@@ -161,7 +161,7 @@ async function recordStopped(
       );
     } catch (error) {
       notes.push(
-        `cannot add it to the transcript: ${(error as Error).message}`,
+        `cannot add it to the transcript: ${errorText(error)}`,
       );
     }
   }

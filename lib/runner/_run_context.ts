@@ -9,7 +9,12 @@
 import { join } from "node:path";
 import type { Packet } from "../packet/load_packet.ts";
 import type { Session } from "../providers/provider.ts";
-import type { RunEvent } from "../shared/events.ts";
+import type {
+  EventData,
+  EventType,
+  RunEvent,
+  RunEventOf,
+} from "../shared/events.ts";
 import { moveLinkAside } from "../shared/files.ts";
 import { LinkRefusedError } from "../shared/errors.ts";
 import type { BoundaryCommand, RunHooks } from "../shared/run_hooks.ts";
@@ -27,6 +32,14 @@ import {
   writeState,
 } from "../status/state_file.ts";
 import { SteerQueue } from "./steer_queue.ts";
+
+/**
+ * The idle tick: how long the runner waits, while no event flows (a quiet
+ * provider, verification, a retry's delay), before it consumes control
+ * requests again; half a second, so none waits more than about a second
+ * (DESIGN §5).
+ */
+export const IDLE_TICK_MS = 500;
 
 /** The shared state of one run, handed to its parts. */
 export class RunContext {
@@ -112,13 +125,14 @@ export class RunContext {
   }
 
   /** Numbers an event, tells the hooks and `onEvent`, then shows it. */
-  async emit(
-    type: RunEvent["type"],
-    data: Record<string, unknown>,
+  async emit<T extends EventType>(
+    type: T,
+    data: EventData<T>,
     promptId: string | null,
     attempt: number | null,
   ): Promise<void> {
-    const event: RunEvent = {
+    // The type checker cannot pair a generic type with its data shape.
+    const event = {
       v: 1,
       seq: ++this.seq,
       at: new Date().toISOString(),
@@ -127,7 +141,7 @@ export class RunContext {
       attempt,
       type,
       data,
-    };
+    } as RunEventOf<T> as RunEvent;
     await this.hooks.observe?.(event);
     await this.options.onEvent?.(event);
     await this.output.show(event);
@@ -152,7 +166,7 @@ export class RunContext {
     await this.steers.deliver(this.session);
   }
 
-  /** Runs `work` while consuming control requests at least once a second. */
+  /** Runs `work` while consuming control requests every idle tick. */
   async whileIdle<T>(work: Promise<T>): Promise<T> {
     let done = false;
     const settled = work.finally(() => {
@@ -161,7 +175,7 @@ export class RunContext {
     });
     const wake = new AbortController();
     while (!done) {
-      await sleep(500, wake.signal);
+      await sleep(IDLE_TICK_MS, wake.signal);
       if (!done) await this.boundary(true);
     }
     return await settled;

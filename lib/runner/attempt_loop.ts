@@ -23,6 +23,7 @@ import { buildRepairPrompt } from "./repair_prompt.ts";
 import type { PromptOutcome } from "./run_options.ts";
 import { driveSession } from "./session_driver.ts";
 import type { AttemptRecord, PromptState } from "../status/state_file.ts";
+import { errorText } from "../shared/errors.ts";
 
 /**
  * Runs a prompt's attempts until the recovery policy settles it.
@@ -134,7 +135,7 @@ export async function runAttempts(
       enforced = await enforcedFor(ctx, prompt);
     } catch (error) {
       // An unreadable contract stops this prompt's verification: no verdict.
-      contractError = (error as Error).message;
+      contractError = errorText(error);
     }
     const report: VerifyReport = enforced === null
       ? { passed: false, items: [], failures: 0, faults: 1 }

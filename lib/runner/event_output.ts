@@ -88,7 +88,7 @@ export class EventOutput {
       const data = event.data;
       this.#tools.set(String(data.tool_call_id ?? ""), {
         name: String(data.tool_name ?? ""),
-        input: (data.tool_input ?? {}) as Record<string, unknown>,
+        input: data.tool_input ?? {},
       });
     }
     const text = this.#renderer.render(event, await this.#renderContext(event));

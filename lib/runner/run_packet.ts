@@ -11,7 +11,7 @@ import { defaultStateRoot } from "../workspace/run_location.ts";
 import { loadPacket, type Packet } from "../packet/load_packet.ts";
 import type { RunStatus } from "../shared/events.ts";
 import { removeStaleTemps } from "../shared/files.ts";
-import { EnvironmentError, StateError } from "../shared/errors.ts";
+import { EnvironmentError, errorText, StateError } from "../shared/errors.ts";
 import { openStateRoot } from "../shared/state_root.ts";
 import { checkRunId, newId } from "../shared/new_id.ts";
 import { DEFAULT_VIEW } from "../shared/view.ts";
@@ -158,7 +158,7 @@ class PacketRun {
     } catch (error) {
       failure = error;
       status = ctx.aborted ? "interrupted" : "failed";
-      reason = `internal error: ${(error as Error)?.message ?? String(error)}`;
+      reason = `internal error: ${errorText(error)}`;
     }
     if (failure instanceof EnvironmentError) {
       await this.#abandon(failure);

@@ -16,21 +16,15 @@ import type {
   SessionRequest,
 } from "../providers/provider.ts";
 import type { ProviderEvent } from "../shared/events.ts";
-import type { RunContext } from "./_run_context.ts";
+import { IDLE_TICK_MS, type RunContext } from "./_run_context.ts";
 import type { AttemptUsage } from "../status/state_file.ts";
 import { UsageTally } from "./usage_tally.ts";
 import { join } from "node:path";
 import { ensurePrivateDir } from "../shared/private_files.ts";
 import { hostname } from "../shared/run_lock.ts";
-
-/** The longest a runner goes without consuming control requests. */
-const IDLE_TICK_MS = 1000;
-
-/** Added to a steer's text when it resumes an interrupted turn. */
-const STEER_SUFFIX =
-  "\n\n(This is a steer from the operator, not a new task. " +
-  "Take it into account and carry on with the work you were doing: the task " +
-  "is unchanged. Do not start over and do not stop to acknowledge this message.)";
+import { errorText } from "../shared/errors.ts";
+import { CARRY_ON } from "../shared/carry_on.ts";
+import { STATE_ROOT_NAMES } from "../shared/state_root_layout.ts";
 
 /** How a session ended. */
 export interface SessionOutcome {
@@ -142,7 +136,7 @@ export async function driveSession(
     session = await provider.start(request);
   } catch (error) {
     const message = `cannot start ${provider.name} session: ${
-      (error as Error).message
+      errorText(error)
     }`;
     await ctx.emit(
       "error_occurred",
@@ -196,9 +190,7 @@ export async function driveSession(
         }
       } catch (error) {
         failure ??= classifyFailure({
-          message: `the ${provider.name} stream failed: ${
-            (error as Error).message
-          }`,
+          message: `the ${provider.name} stream failed: ${errorText(error)}`,
         });
       }
       if (ctx.aborted) {
@@ -218,7 +210,7 @@ export async function driveSession(
         try {
           session = await provider.resume(session.meta, {
             ...request,
-            text: steer.text + STEER_SUFFIX,
+            text: steer.text + CARRY_ON,
             steer: steer.text,
             cause: "steer",
           });
@@ -227,7 +219,7 @@ export async function driveSession(
             steer,
             false,
             undefined,
-            `cannot resume the session: ${(error as Error).message}`,
+            `cannot resume the session: ${errorText(error)}`,
           );
           break;
         }
@@ -262,9 +254,7 @@ export async function driveSession(
         } catch (error) {
           failure = {
             ...failure,
-            message: `${failure.message}; resume failed: ${
-              (error as Error).message
-            }`,
+            message: `${failure.message}; resume failed: ${errorText(error)}`,
           };
           break;
         }
@@ -313,7 +303,11 @@ async function attemptTmpdir(
 ): Promise<string | null> {
   const root = ctx.stateRoot;
   if (root === null) return null;
-  const dir = join(root, "tmp", `${ctx.runId}-${promptId}-${attempt}`);
+  const dir = join(
+    root,
+    STATE_ROOT_NAMES.tmp,
+    `${ctx.runId}-${promptId}-${attempt}`,
+  );
   try {
     await ctx.guardLinks(() => ensurePrivateDir(dir, { within: root }));
     return dir;

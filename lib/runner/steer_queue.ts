@@ -12,6 +12,7 @@ import {
   steerLane,
 } from "../providers/provider.ts";
 import type { SteerCommand, SteerResult } from "../shared/run_hooks.ts";
+import { errorText } from "../shared/errors.ts";
 
 /** What the queue reports a steer's fate to. */
 export interface SteerQueueReport {
@@ -63,7 +64,7 @@ export class SteerQueue {
           steer,
           false,
           undefined,
-          `the live session refused it: ${(error as Error).message}`,
+          `the live session refused it: ${errorText(error)}`,
         );
         return;
       }

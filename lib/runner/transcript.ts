@@ -16,6 +16,7 @@ import {
 } from "../shared/files.ts";
 import { environmentFailure } from "./_environment_failure.ts";
 import type { AttemptRecord } from "../status/state_file.ts";
+import { STATE_ROOT_NAMES } from "../shared/state_root_layout.ts";
 
 /** Buffered text is written once this many characters wait. */
 const FLUSH_CHARS = 64 * 1024;
@@ -70,7 +71,7 @@ export class Transcript {
    */
   static async open(info: TranscriptInfo): Promise<Transcript> {
     const { root, runId, promptId, record } = info;
-    const dir = join(root, "logs", runId);
+    const dir = join(root, STATE_ROOT_NAMES.logs, runId);
     const path = join(dir, `${promptId}-attempt-${record.attempt}.log`);
     record.transcript = relative(root, path);
     const file = await info.guardLinks(async () => {

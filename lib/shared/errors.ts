@@ -24,7 +24,30 @@ export const ExitCode = {
   RUN_LOST: 5,
   /** A bug: an error nobody anticipated. */
   INTERNAL: 70,
+  /** Stopped by SIGHUP (128 + 1): the terminal closed. */
+  SIGHUP: 129,
+  /** Stopped by SIGINT (128 + 2): Ctrl-C. */
+  SIGINT: 130,
+  /** Stopped by SIGTERM (128 + 15). */
+  SIGTERM: 143,
 } as const;
+
+/**
+ * The text of whatever was thrown: an error's message, or the value as a
+ * string when something else was thrown.
+ *
+ * @example Usage
+ * ```ts
+ * import { errorText } from "./errors.ts";
+ * import assert from "node:assert/strict";
+ *
+ * assert.equal(errorText(new Error("disk full")), "disk full");
+ * assert.equal(errorText("no such run"), "no such run");
+ * ```
+ */
+export function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
 
 /**
  * A path cut to a readable length for a message: a 5,000-character path is

@@ -8,6 +8,7 @@
 export {
   EnvironmentError,
   type ErrorDetailOptions,
+  errorText,
   ExitCode,
   LinkRefusedError,
   type LinkRefusedOptions,
@@ -20,15 +21,24 @@ export {
 } from "./errors.ts";
 export {
   type AttemptMode,
+  type EventData,
+  type EventDataMap,
   type EventType,
+  type FailureData,
+  type PromptEndData,
   PROVIDER_EVENT_TYPES,
+  type ProviderErrorData,
   type ProviderEvent,
+  type ProviderEventOf,
   type ProviderEventType,
   RUN_STATUSES,
   type RunEvent,
+  type RunEventOf,
   RUNNER_EVENT_TYPES,
   type RunnerEventType,
   type RunStatus,
+  type ToolResultData,
+  type VerificationItemData,
 } from "./events.ts";
 export {
   DEFAULT_VIEW,
@@ -52,3 +62,14 @@ export type {
 } from "./run_hooks.ts";
 export { readRunLock, type RunLockInfo } from "./run_lock.ts";
 export { isDirectory, pathExists } from "./files.ts";
+export { isRecord } from "./is_record.ts";
+export {
+  type Snapshot,
+  SNAPSHOT_FIELDS,
+  type SnapshotField,
+} from "./snapshot_schema.ts";
+export {
+  onStopSignals,
+  stopExitCode,
+  type StopSignal,
+} from "./stop_signals.ts";

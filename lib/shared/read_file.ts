@@ -4,7 +4,7 @@
  * @module
  */
 
-import { LinkRefusedError, StateError } from "./errors.ts";
+import { errorText, LinkRefusedError, StateError } from "./errors.ts";
 import { openExisting } from "./open_file.ts";
 import type { WithinOptions } from "./private_files.ts";
 
@@ -75,7 +75,7 @@ export async function readStateText(
     if (error instanceof LinkRefusedError) throw error;
     const problem = error instanceof StateError && error.code === "NOT_A_FILE"
       ? "it is not a regular file"
-      : (error as Error).message;
+      : errorText(error);
     throw new StateError(`Cannot read ${what.name} "${path}": ${problem}`, {
       code: what.code,
       ...(what.hint === undefined ? {} : { hint: what.hint }),

@@ -6,7 +6,7 @@
  */
 
 import { join } from "./posix_path.ts";
-import { StateError } from "./errors.ts";
+import { errorText, StateError } from "./errors.ts";
 import {
   createNewFile,
   openExisting,
@@ -16,6 +16,7 @@ import {
 } from "./files.ts";
 import { ownProc } from "./_own_proc.ts";
 import { runProcess } from "./run_process.ts";
+import { STATE_ROOT_NAMES } from "./state_root_layout.ts";
 
 /** The content of `run.lock`. */
 export interface RunLockInfo {
@@ -32,7 +33,7 @@ export interface RunLockInfo {
 }
 
 /** The lock file's name inside a state root. */
-export const LOCK_FILE = "run.lock";
+export const LOCK_FILE = STATE_ROOT_NAMES.lock;
 
 /**
  * Reads `/proc/<pid>/stat`. Deno refuses `/proc` to anything short of
@@ -337,7 +338,7 @@ export async function acquireRunLock(
         await Deno.remove(path).catch(() => {});
         throw new StateError(
           `Cannot start a run: cannot write the lock "${path}": ${
-            (error as Error).message
+            errorText(error)
           }`,
           { code: "STATE_UNWRITABLE", cause: error },
         );

@@ -5,6 +5,8 @@
  * @module
  */
 
+import { errorText } from "./errors.ts";
+
 /** What a finished (or abandoned) process left behind. */
 export interface ProcessResult {
   /** How it ended: `exited`, `timeout`, or `not_found` when it never started. */
@@ -106,7 +108,7 @@ export async function runProcess(
       code: null,
       stdout: "",
       stderr: "",
-      error: (error as Error).message,
+      error: errorText(error),
     };
   }
   let timedOut = false;

@@ -8,7 +8,7 @@
  */
 
 import { resolve } from "node:path";
-import { NotFoundError, StateError } from "./errors.ts";
+import { errorText, NotFoundError, StateError } from "./errors.ts";
 import { currentUid, DIR_MODE } from "./private_files.ts";
 import {
   madeByPromptRunner,
@@ -197,7 +197,7 @@ export async function checkStateRoot(
     if (error instanceof Deno.errors.NotFound) return null;
     if (error instanceof Deno.errors.NotADirectory) throw notADirectory(root);
     throw new StateError(
-      `Cannot use state root "${root}": ${(error as Error).message}`,
+      `Cannot use state root "${root}": ${errorText(error)}`,
       { code: "STATE_ROOT_UNUSABLE", cause: error },
     );
   }
@@ -227,7 +227,7 @@ export async function checkStateRoot(
     contents = await readStateRootContents(real);
   } catch (error) {
     throw new StateError(
-      `Cannot use state root "${root}": ${(error as Error).message}`,
+      `Cannot use state root "${root}": ${errorText(error)}`,
       { code: "STATE_ROOT_UNUSABLE", cause: error },
     );
   }

@@ -1,35 +1,19 @@
 /**
- * What prompt_runner makes at the top of a state root, how to tell a
- * directory it made from anybody else's, and how to delete only that.
+ * How to tell a directory prompt_runner made from anybody else's (it holds
+ * only what `state_root_layout.ts` names, but dot-temp files in flight and
+ * links moved aside), and how to delete only that.
  *
  * @module
  */
 
 import { join } from "node:path";
 import { isTempName } from "./private_files.ts";
+import { STATE_ROOT_ENTRIES, STATE_ROOT_NAMES } from "./state_root_layout.ts";
 
-/**
- * What prompt_runner makes at the top of a state root, and of which kind:
- * the run lock and state (`run_lock.ts`, `status/state_file.ts`), a
- * workspace's tag (`workspace/registry.ts`), the control plane and the
- * steers and amendments (`control/paths.ts`), transcripts
- * (`runner/transcript.ts`) and the agents' temporary directories
- * (`runner/session_driver.ts`). A directory holding nothing else (but
- * dot-temp files in flight and links moved aside) is one prompt_runner made.
- */
-export const STATE_ROOT_ENTRIES: Readonly<Record<string, "file" | "dir">> = {
-  "run.lock": "file",
-  "state.json": "file",
-  "state_root.json": "file",
-  amendments: "dir",
-  control: "dir",
-  interventions: "dir",
-  logs: "dir",
-  tmp: "dir",
-};
+export { STATE_ROOT_ENTRIES };
 
 /** The tag of a workspace's state root (`workspace/registry.ts` writes it). */
-const TAG = "state_root.json";
+const TAG = STATE_ROOT_NAMES.tag;
 
 /** A link the runner found where it writes, moved aside (`stale_entries.ts`). */
 const LINK_ASIDE = /\.link-refused-\d{8}T\d{9}Z$/;

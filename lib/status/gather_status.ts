@@ -19,6 +19,7 @@ import { readState } from "./state_file.ts";
 import { openExisting, readTextIfExists } from "../shared/files.ts";
 import { hostname, processAlive, readRunLock } from "../shared/run_lock.ts";
 import type { LastEvent, StatusInputs } from "./status_types.ts";
+import { errorText } from "../shared/errors.ts";
 
 /** The tail of `events.jsonl` read to find its last line. */
 const TAIL_BYTES = 64 * 1024;
@@ -116,7 +117,7 @@ async function allAmendments(
     try {
       records.push(...await readAmendments(stateRoot, prompt));
     } catch (error) {
-      warnings.push((error as Error).message);
+      warnings.push(errorText(error));
     }
   }
   return records;

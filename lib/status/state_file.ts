@@ -7,12 +7,13 @@
 
 import { join } from "node:path";
 import type { AttemptMode } from "../shared/events.ts";
-import { StateError } from "../shared/errors.ts";
+import { errorText, StateError } from "../shared/errors.ts";
 import { readStateText, writeFileAtomic } from "../shared/files.ts";
 import type { VerifyReport } from "../verify/report.ts";
+import { STATE_ROOT_NAMES } from "../shared/state_root_layout.ts";
 
 /** The state file's name inside a state root. */
-export const STATE_FILE = "state.json";
+export const STATE_FILE = STATE_ROOT_NAMES.state;
 
 /** How one attempt ended (or `running` while it runs). */
 export type AttemptStatus =
@@ -167,7 +168,7 @@ export async function readState(stateRoot: string): Promise<StateFile> {
     value = JSON.parse(text);
   } catch (error) {
     throw new StateError(
-      `Cannot read state "${path}": ${(error as Error).message}`,
+      `Cannot read state "${path}": ${errorText(error)}`,
       {
         code: "STATE_CORRUPT",
         hint: "Move the file aside to start the packet's history afresh",

@@ -7,6 +7,7 @@
 import type { ContainsEntry, MatchesEntry } from "../packet/contract.ts";
 import type { VerifyItem } from "./report.ts";
 import { resolveEntry, type VerifyScope } from "./scope.ts";
+import { errorText } from "../shared/errors.ts";
 
 type Read = { text: string } | { missing: string } | { error: string };
 
@@ -23,7 +24,7 @@ async function read(path: string): Promise<Read> {
     if (error instanceof Deno.errors.IsADirectory) {
       return { missing: `not a file: ${path}` };
     }
-    return { error: `cannot read ${path}: ${(error as Error).message}` };
+    return { error: `cannot read ${path}: ${errorText(error)}` };
   }
 }
 
@@ -86,7 +87,7 @@ export async function checkMatches(
       items.push({
         ...base,
         status: "fault",
-        reason: `invalid pattern: ${(error as Error).message}`,
+        reason: `invalid pattern: ${errorText(error)}`,
       });
       continue;
     }

@@ -16,6 +16,7 @@ import {
   unknownWorkspace,
   unregisterWorkspace,
 } from "./registry.ts";
+import { STATE_ROOT_NAMES } from "../shared/state_root_layout.ts";
 
 /** What {@linkcode forgetWorkspace} did with the state root. */
 export interface ForgottenWorkspace {
@@ -171,11 +172,14 @@ async function removeEmptyRoot(root: string): Promise<string[]> {
       );
       const { names } = await readStateRootContents(root);
       const starting = names.every((name) =>
-        name === "run.lock" || name.startsWith(".run.lock.")
+        name === STATE_ROOT_NAMES.lock ||
+        name.startsWith(`.${STATE_ROOT_NAMES.lock}.`)
       );
       if (names.length > 0 && (!starting || Date.now() > deadline)) {
         return names.map((name) =>
-          name === "run.lock" ? "run.lock (a run starting)" : name
+          name === STATE_ROOT_NAMES.lock
+            ? `${STATE_ROOT_NAMES.lock} (a run starting)`
+            : name
         );
       }
       await new Promise((resolve) => setTimeout(resolve, 50));

@@ -6,7 +6,12 @@
  */
 
 import { resolve } from "../shared/posix_path.ts";
-import { NotFoundError, StateError, UsageError } from "../shared/errors.ts";
+import {
+  errorText,
+  NotFoundError,
+  StateError,
+  UsageError,
+} from "../shared/errors.ts";
 import { currentSnapshot } from "../control/current_run.ts";
 import type { StateHomeOptions } from "./state_home.ts";
 import {
@@ -234,7 +239,7 @@ export async function listWorkspaces(
         }
       }
     } catch (error) {
-      entry.problem = (error as Error).message;
+      entry.problem = errorText(error);
     }
     entries.push(entry);
   }

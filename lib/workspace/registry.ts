@@ -9,15 +9,16 @@
  */
 
 import { dirname, join } from "../shared/posix_path.ts";
-import { NotFoundError, StateError } from "../shared/errors.ts";
+import { errorText, NotFoundError, StateError } from "../shared/errors.ts";
 // Files, not the shared barrel, and the writers loaded when they write:
 // every control command reads the registry to resolve its TARGET.
 import { readTextIfExists } from "../shared/read_file.ts";
 import { DIR_MODE, FILE_MODE } from "../shared/private_files.ts";
 import { registryFile, type StateHomeOptions } from "./state_home.ts";
+import { STATE_ROOT_NAMES } from "../shared/state_root_layout.ts";
 
 /** The file, in a workspace's state root, that says whose root it is. */
-export const STATE_ROOT_TAG = "state_root.json";
+export const STATE_ROOT_TAG = STATE_ROOT_NAMES.tag;
 
 /** What `state_root.json` holds (absolute paths). */
 export interface StateRootTag {
@@ -66,7 +67,7 @@ export async function readRegistry(
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw corrupt(file, (error as Error).message);
+    throw corrupt(file, errorText(error));
   }
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     throw corrupt(file, "expected an object of id: state root");

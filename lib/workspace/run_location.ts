@@ -6,9 +6,9 @@
  */
 
 import { join } from "../shared/posix_path.ts";
+import { STATE_DIR_NAME } from "../shared/state_root_layout.ts";
 
-/** The folder, inside a packet directory, that is its default state root. */
-export const STATE_DIR_NAME = ".prompt_runner";
+export { STATE_DIR_NAME };
 
 /** The default state root of the packet in `packetDir`. */
 export function defaultStateRoot(packetDir: string): string {

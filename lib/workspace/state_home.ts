@@ -7,6 +7,7 @@
 
 import { isAbsolute, join } from "../shared/posix_path.ts";
 import { UsageError } from "../shared/errors.ts";
+import { STATE_HOME_NAMES } from "../shared/state_root_layout.ts";
 
 /** Where the environment is read from (tests pass their own). */
 export interface StateHomeOptions {
@@ -46,10 +47,10 @@ export function defaultWorkspaceRoot(
   id: string,
   options: StateHomeOptions = {},
 ): string {
-  return join(stateHome(options), "workspaces", id);
+  return join(stateHome(options), STATE_HOME_NAMES.workspaces, id);
 }
 
 /** The registry of prepared workspaces (`workspaces.json`). */
 export function registryFile(options: StateHomeOptions = {}): string {
-  return join(stateHome(options), "workspaces.json");
+  return join(stateHome(options), STATE_HOME_NAMES.registry);
 }

@@ -23,6 +23,7 @@ import {
   readStateRootTag,
   type StateRootTag,
 } from "./registry.ts";
+import { stateRootPaths } from "../shared/state_root_layout.ts";
 
 /** What the workspace resolution needs to know of the command. */
 export interface WorkspaceLookup extends StateHomeOptions {
@@ -42,8 +43,8 @@ export interface WorkspaceLookup extends StateHomeOptions {
 
 /** Tells whether a directory is a state root (it holds `state.json` or `control/`). */
 export async function isStateRoot(dir: string): Promise<boolean> {
-  return await pathExists(join(dir, "state.json")) ||
-    await pathExists(join(dir, "control"));
+  const paths = stateRootPaths(dir);
+  return await pathExists(paths.state) || await pathExists(paths.dir);
 }
 
 async function readTag(dir: string): Promise<StateRootTag | null> {

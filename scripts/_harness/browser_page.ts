@@ -13,6 +13,7 @@ import type {
   Page,
 } from "npm:puppeteer-core@25.16.0";
 import { ROOT } from "./cli.ts";
+import { errorText } from "../../lib/shared/errors.ts";
 
 /** Where screenshots go (ignored by git: `.ci/.log/`). */
 export const SCREENSHOT_DIR: string = join(ROOT, ".ci", ".log", "screenshots");
@@ -112,7 +113,7 @@ export function testPage(page: Page): TestPage {
     });
   });
   page.on("pageerror", (error: unknown) => {
-    errors.push(error instanceof Error ? error.message : String(error));
+    errors.push(errorText(error));
   });
   const describe = (): string =>
     [
@@ -127,7 +128,7 @@ export function testPage(page: Page): TestPage {
   const failed = (what: string, timeoutMs: number, error: unknown): Error =>
     new Error(
       `Timed out after ${timeoutMs} ms waiting for ${what}\n  ${describe()}\n  (${
-        error instanceof Error ? error.message.split("\n")[0] : String(error)
+        errorText(error).split("\n")[0]
       })`,
     );
   return {

@@ -38,7 +38,7 @@ import {
   StateError,
 } from "../../lib/shared/errors.ts";
 import type { RunEvent, RunStatus } from "../../lib/shared/events.ts";
-import { checkPromptId } from "../../lib/contract/amendment_target.ts";
+import { checkPromptId } from "../../lib/shared/prompt_id.ts";
 import { contractViewOf } from "../../lib/contract/contract_diff.ts";
 import type {
   AmendmentChange,

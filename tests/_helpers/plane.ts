@@ -130,7 +130,7 @@ export function runEvent(
     attempt: promptId === null ? null : 1,
     type,
     data,
-  };
+  } as RunEvent;
 }
 
 /** The JSON of a request as a client writes it. */

@@ -4,6 +4,7 @@ import {
   type OptionSpec,
   parseStrictArgs,
 } from "../../commands/_parse_args.ts";
+import { errorText } from "../../lib/shared/errors.ts";
 
 const OPTION_SETS: Record<string, OptionSpec>[] = [
   {
@@ -78,7 +79,7 @@ function reference(
     });
     return { values: { ...values }, positionals };
   } catch (error) {
-    return { error: (error as Error).message };
+    return { error: errorText(error) };
   }
 }
 
@@ -87,7 +88,7 @@ function ours(args: string[], options: Record<string, OptionSpec>): unknown {
     const { values, positionals } = parseStrictArgs(args, options);
     return { values: { ...values }, positionals };
   } catch (error) {
-    return { error: (error as Error).message };
+    return { error: errorText(error) };
   }
 }
 

@@ -342,7 +342,7 @@ Deno.test("foldTimeline() ends an attempt failed on prompt_failed and interrupte
     attempt: number | null,
     data: Record<string, unknown> = {},
   ): EventLine => {
-    const event: RunEvent = {
+    const event = {
       v: 1,
       seq: ++seq,
       at: new Date(Date.UTC(2026, 10, 30, 0, 0, seq)).toISOString(),
@@ -351,7 +351,7 @@ Deno.test("foldTimeline() ends an attempt failed on prompt_failed and interrupte
       attempt,
       type,
       data,
-    };
+    } as RunEvent;
     return { line: JSON.stringify(event), event };
   };
   const events = [

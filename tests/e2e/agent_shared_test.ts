@@ -17,34 +17,12 @@ import { makeAgentPacket } from "../_helpers/agents/packet.ts";
 import { startRun } from "../_helpers/live_run.ts";
 import { runCli } from "../_helpers/run_cli.ts";
 import { withTempDir } from "../_helpers/temp_dir.ts";
+import { SNAPSHOT_FIELDS } from "../../lib/shared/snapshot_schema.ts";
 
 const KNOWN_TYPES = new Set<string>([
   ...PROVIDER_EVENT_TYPES,
   ...RUNNER_EVENT_TYPES,
 ]);
-
-/** The snapshot fields every provider's run fills in. */
-const SNAPSHOT_KEYS = [
-  "v",
-  "run_id",
-  "status",
-  "prompt_id",
-  "attempt",
-  "mode",
-  "provider",
-  "model",
-  "tool_count",
-  "input_tokens",
-  "output_tokens",
-  "cost_usd",
-  "agent_pid",
-  "event_count",
-  "last_seq",
-  "steer_count",
-  "max_steers",
-  "view",
-  "pid",
-];
 
 /** The keys of an intervention record. */
 const INTERVENTION_KEYS = [
@@ -135,7 +113,7 @@ for (const provider of SUITE_PROVIDERS) {
             "hi\n",
           );
           const snapshot = await statusJson(packet.dir, fixture.env);
-          for (const key of SNAPSHOT_KEYS) {
+          for (const key of SNAPSHOT_FIELDS) {
             assert.ok(key in snapshot, `snapshot has no ${key}`);
           }
           assert.equal(snapshot.status, "completed");

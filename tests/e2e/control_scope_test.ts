@@ -262,20 +262,22 @@ for (const planted of PLANTED) {
   });
 }
 
-Deno.test("control events --follow in its confined worker streams as the run goes and stops on SIGINT with 130", async () => {
-  await using packet = await makePacket({
-    prompts: { "01_long.prompt.md": longPrompt(200, 30) },
+for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
+  Deno.test(`control events --follow in its confined worker streams as the run goes and stops on ${signal} with ${code}`, async () => {
+    await using packet = await makePacket({
+      prompts: { "01_long.prompt.md": longPrompt(200, 30) },
+    });
+    await using run = startRun(packet.dir);
+    await run.until((event) => event.type === "prompt_started");
+    const follower = spawnCli(["control", "events", packet.dir, "--json"]);
+    const lines = new LineReader(follower.stdout);
+    const first = JSON.parse((await lines.next())!);
+    assert.equal(first.seq, 1);
+    follower.kill(signal);
+    await lines.rest();
+    const status = await follower.status;
+    const stderr = await readAll(follower.stderr);
+    assert.equal(status.code, code, stderr);
+    assert.equal(stderr, "");
   });
-  await using run = startRun(packet.dir);
-  await run.until((event) => event.type === "prompt_started");
-  const follower = spawnCli(["control", "events", packet.dir, "--json"]);
-  const lines = new LineReader(follower.stdout);
-  const first = JSON.parse((await lines.next())!);
-  assert.equal(first.seq, 1);
-  follower.kill("SIGINT");
-  await lines.rest();
-  const status = await follower.status;
-  const stderr = await readAll(follower.stderr);
-  assert.equal(status.code, 130, stderr);
-  assert.equal(stderr, "");
-});
+}

@@ -21,6 +21,7 @@ import {
 import { waitForSnapshot } from "../_helpers/live_run.ts";
 import { ROOT, waitFor } from "../_helpers/run_cli.ts";
 import { longPrompt, makePacket } from "../_helpers/temp_packet.ts";
+import { errorText } from "../../lib/shared/errors.ts";
 
 /** tmux's version line, or `null` when tmux is not installed. */
 async function tmuxVersion(): Promise<string | null> {
@@ -156,7 +157,7 @@ async function paneEnd(
       return status === undefined ? null : Number(status);
     }, timeoutMs);
   } catch (error) {
-    throw new Error(`${(error as Error).message}; the pane shows:\n${shown}`);
+    throw new Error(`${errorText(error)}; the pane shows:\n${shown}`);
   }
 }
 

@@ -17,6 +17,7 @@ import {
   writeRequestFile,
   wrongTypes,
 } from "./requests.ts";
+import { errorText } from "../../../lib/shared/errors.ts";
 
 async function spawnQuiet(
   fuzz: Fuzz,
@@ -215,7 +216,7 @@ export async function dropper(fuzz: Fuzz): Promise<void> {
       } catch (error) {
         fuzz.violations.add(
           "harness",
-          `dropping a file: ${(error as Error).message}`,
+          `dropping a file: ${errorText(error)}`,
         );
       }
     }

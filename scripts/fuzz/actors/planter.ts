@@ -10,6 +10,7 @@ import { lstatOrNull } from "../../_audit/mod.ts";
 import { sleep } from "../../_harness/mod.ts";
 import { PROMPTS } from "../runs.ts";
 import type { Fuzz } from "../state.ts";
+import { errorText } from "../../../lib/shared/errors.ts";
 
 async function holdsLink(dir: string): Promise<boolean> {
   for await (const entry of Deno.readDir(dir)) {
@@ -111,7 +112,7 @@ export async function planter(fuzz: Fuzz): Promise<void> {
       } catch (error) {
         fuzz.violations.add(
           "harness",
-          `planting a hard link at ${path}: ${(error as Error).message}`,
+          `planting a hard link at ${path}: ${errorText(error)}`,
         );
       }
       continue;
@@ -122,7 +123,7 @@ export async function planter(fuzz: Fuzz): Promise<void> {
     } catch (error) {
       fuzz.violations.add(
         "harness",
-        `planting ${path}: ${(error as Error).message}`,
+        `planting ${path}: ${errorText(error)}`,
       );
     }
   }

@@ -8,6 +8,7 @@
 
 import { isEvent, SNAPSHOT_FIELDS } from "../../_audit/mod.ts";
 import type { CliResult, Violations } from "../../_harness/mod.ts";
+import { errorText } from "../../../lib/shared/errors.ts";
 
 /**
  * Checks one `control status --json` read: exit 0, one line, one JSON
@@ -31,9 +32,7 @@ export function checkStatusRead(result: CliResult): string | null {
   try {
     value = JSON.parse(result.stdout);
   } catch (error) {
-    return `not JSON (${(error as Error).message}): ${
-      result.stdout.slice(0, 200)
-    }`;
+    return `not JSON (${errorText(error)}): ${result.stdout.slice(0, 200)}`;
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     return `not a JSON object: ${result.stdout.slice(0, 200)}`;

@@ -9,6 +9,7 @@
 import { join } from "node:path";
 import { isEvent, readTextOrNull } from "../../_audit/mod.ts";
 import { runCli as runCliOnce, type Violations } from "../../_harness/mod.ts";
+import { errorText } from "../../../lib/shared/errors.ts";
 
 /**
  * Each run's stream is continuous: seqs 1..N in order, one run id per
@@ -100,7 +101,7 @@ export async function checkAttempts(
   } catch (error) {
     violations.add(
       "attempts",
-      `state.json unreadable: ${(error as Error).message}`,
+      `state.json unreadable: ${errorText(error)}`,
     );
     return stats;
   }

@@ -29,6 +29,7 @@ import {
   sseStream,
   startModelServer,
 } from "./server.ts";
+import { isRecord } from "../../../lib/shared/is_record.ts";
 
 /** A scripted model turn (not an error, hang or drop). */
 type ModelTurn = Extract<ScriptedReply, { thinking?: string }>;
@@ -57,10 +58,6 @@ let counter = 0;
 function nextId(prefix: string): string {
   counter++;
   return `${prefix}_scripted_${counter}_${crypto.randomUUID().slice(0, 8)}`;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /**

@@ -35,12 +35,9 @@ import {
   sseStream,
   startModelServer,
 } from "./server.ts";
+import { isRecord } from "../../../lib/shared/is_record.ts";
 
 type Json = Record<string, unknown>;
-
-function isRecord(value: unknown): value is Json {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /** The names and types of the tools a request offers (namespaces flattened). */
 export function offeredTools(body: unknown): Map<string, string> {

@@ -12,6 +12,8 @@
  * @module
  */
 
+import { errorText } from "../../../lib/shared/errors.ts";
+
 /** A tool call the model asks for; the CLI really executes it. */
 export type ScriptedTool =
   | { kind: "write"; path: string; content: string }
@@ -192,7 +194,7 @@ export function startModelServer(
     port: 0,
     onListen: ({ port }) => resolve(port),
     onError: (error) =>
-      new Response(`scripted server error: ${(error as Error).message}`, {
+      new Response(`scripted server error: ${errorText(error)}`, {
         status: 500,
       }),
   }, async (request) => {

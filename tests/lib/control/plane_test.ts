@@ -5,6 +5,7 @@ import type { LogEntry } from "../../../lib/control/log_entry.ts";
 import { MAX_REQUEST_BYTES } from "../../../lib/control/plane.ts";
 import { writeRequest } from "../../../lib/control/request.ts";
 import type { Snapshot } from "../../../lib/control/snapshot.ts";
+import { SNAPSHOT_FIELDS } from "../../../lib/shared/snapshot_schema.ts";
 import type {
   BoundaryCommand,
   SteerCommand,
@@ -44,37 +45,6 @@ const LOG_KEYS = [
   "request_id",
   "run_id",
   "v",
-];
-
-/** The snapshot fields DESIGN §5 names. */
-const SNAPSHOT_FIELDS = [
-  "v",
-  "run_id",
-  "packet",
-  "packet_dir",
-  "status",
-  "prompt_id",
-  "prompt_name",
-  "attempt",
-  "mode",
-  "provider",
-  "model",
-  "run_started_at",
-  "prompt_started_at",
-  "updated_at",
-  "elapsed_ms",
-  "prompt_elapsed_ms",
-  "tool_count",
-  "input_tokens",
-  "output_tokens",
-  "cost_usd",
-  "agent_pid",
-  "event_count",
-  "last_seq",
-  "steer_count",
-  "max_steers",
-  "view",
-  "pid",
 ];
 
 async function readSnapshot(path: string): Promise<Snapshot> {
@@ -156,6 +126,7 @@ Deno.test("openPlane() writes a running snapshot with every field DESIGN §5 nam
   for (const field of SNAPSHOT_FIELDS) {
     assert.ok(field in snap, `snapshot lacks "${field}"`);
   }
+  assert.deepEqual(Object.keys(snap).sort(), [...SNAPSHOT_FIELDS].sort());
   assert.equal(snap.v, 1);
   assert.equal(snap.run_id, "run-a");
   assert.equal(snap.status, "running");

@@ -50,7 +50,7 @@ function events(results: LineResult[]): ProviderEvent[] {
 
 function failureKinds(results: LineResult[]): unknown[] {
   return events(results).filter((e) => e.type === "run_failed").map((e) =>
-    (e.data.provider_error as Record<string, unknown>).kind
+    e.data.provider_error?.kind
   );
 }
 

@@ -59,7 +59,7 @@ function shProfile(script: string, live = false): CliProfile {
             events: [{
               type: "run_failed",
               data: { error_message: "aborted" },
-            }],
+            } as ProviderEvent],
             terminal: true,
           };
         }
@@ -150,7 +150,7 @@ Deno.test("a CLI that exits without a terminal line is a transport_disconnect ca
     const events = await drain(session);
     await session.close();
     const failed = events.find((e) => e.type === "run_failed");
-    const error = failed?.data.provider_error as Record<string, unknown>;
+    const error = failed!.data.provider_error!;
     assert.equal(error.kind, "transport_disconnect");
     assert.match(String(error.message), /code 3/);
     assert.match(String(error.message), /socket hang up/);

@@ -22,7 +22,7 @@ function event(
     attempt: 1,
     type,
     data,
-  };
+  } as RunEvent;
 }
 
 const MODES: ViewSettings["log_mode"][] = ["compact", "verbose", "studio"];

@@ -123,7 +123,7 @@ function event(
     attempt: 1,
     type,
     data,
-  };
+  } as RunEvent;
 }
 
 function writeOf(content: string): RunEvent[] {

@@ -113,8 +113,15 @@ const SLOT = { attempt: 1, ordinal: 1, mode: "run" as const, text: "Do it." };
 Deno.test("driveSession() on the interrupt lane stops the turn at the steer and resumes the same thread with the steer and a carry-on instruction", async () => {
   const provider = fakeProvider((request) =>
     "cause" in request
-      ? [message("resumed"), { type: "run_completed", data: {} }]
-      : [message("one"), message("two"), { type: "run_completed", data: {} }]
+      ? [
+        message("resumed"),
+        { type: "run_completed", data: {} } as ProviderEvent,
+      ]
+      : [
+        message("one"),
+        message("two"),
+        { type: "run_completed", data: {} } as ProviderEvent,
+      ]
   );
   let handed = false;
   const { ctx, planned, events, settled, dispose } = await setUp(
@@ -247,7 +254,9 @@ Deno.test("driveSession() gives the hooks an idle boundary while a quiet provide
 });
 
 Deno.test("driveSession() hands a provider a session request with no simulate script in it", async () => {
-  const provider = fakeProvider(() => [{ type: "run_completed", data: {} }]);
+  const provider = fakeProvider(
+    () => [{ type: "run_completed", data: { stop_reason: "end_turn" } }],
+  );
   const { ctx, planned, dispose } = await setUp(provider);
   try {
     ctx.inFlight = { prompt: "01", attempt: 1 };

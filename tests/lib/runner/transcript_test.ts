@@ -31,7 +31,7 @@ function event(seq: number): RunEvent {
     attempt: 1,
     type: "message_received",
     data: {},
-  };
+  } as RunEvent;
 }
 
 async function open(root: string, attempt = 1): Promise<{
