@@ -9,7 +9,7 @@
 
 import type { AmendmentRecord } from "../control/amendment_log.ts";
 import { type Clause, CLAUSES, isClause } from "../packet/contract.ts";
-import { errorText, UsageError } from "../shared/errors.ts";
+import { UsageError } from "../shared/errors.ts";
 import type { AmendTarget } from "./contract_transport.ts";
 import { contractTransportOf } from "./file_contracts.ts";
 
