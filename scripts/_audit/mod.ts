@@ -9,46 +9,19 @@
 
 import { join } from "node:path";
 import type { Violations } from "../_harness/mod.ts";
+import type { EventType } from "../../lib/shared/events.ts";
 
-// Issue 20 §4: lib/shared/'s schema layer owns the snapshot's field list
-// and the event types; the lead points SNAPSHOT_FIELDS and AuditedEventType
-// at it after the merge (this list lacks `cost_usd` and `agent_pid`).
-
-/** The fields every snapshot carries (DESIGN §5). */
-export const SNAPSHOT_FIELDS: readonly string[] = [
-  "v",
-  "run_id",
-  "packet",
-  "packet_dir",
-  "status",
-  "prompt_id",
-  "prompt_name",
-  "attempt",
-  "mode",
-  "provider",
-  "model",
-  "run_started_at",
-  "prompt_started_at",
-  "updated_at",
-  "elapsed_ms",
-  "prompt_elapsed_ms",
-  "tool_count",
-  "input_tokens",
-  "output_tokens",
-  "event_count",
-  "last_seq",
-  "steer_count",
-  "max_steers",
-  "view",
-  "pid",
-];
+// The snapshot's field list and the event types are lib/shared's schema's.
+export { SNAPSHOT_FIELDS } from "../../lib/shared/snapshot_schema.ts";
 
 /** The event types the audits look for (DESIGN §6). */
-export type AuditedEventType =
+export type AuditedEventType = Extract<
+  EventType,
   | "prompt_started"
   | "prompt_steered"
   | "verification_finished"
-  | "run_finished";
+  | "run_finished"
+>;
 
 /** Whether a parsed event (or any parsed value) is an event of `type`. */
 export function isEvent(event: unknown, type: AuditedEventType): boolean {

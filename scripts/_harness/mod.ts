@@ -13,6 +13,7 @@
 import { parseArgs } from "node:util";
 import { cliArgs } from "./cli.ts";
 import { LineReader, readAll } from "./lines.ts";
+import { ExitCode } from "../../lib/shared/errors.ts";
 
 export { LineReader, readAll };
 
@@ -345,7 +346,7 @@ export function onInterrupt(
   const onSignal = (): void => {
     Promise.resolve(stop()).finally(async () => {
       if (!keep) await Deno.remove(dir, { recursive: true }).catch(() => {});
-      Deno.exit(130);
+      Deno.exit(ExitCode.SIGINT);
     });
   };
   Deno.addSignalListener("SIGINT", onSignal);

@@ -9,6 +9,7 @@
 
 import type { Violations } from "../_harness/mod.ts";
 import { decoder, type Exchange, type Fuzzed } from "./actors/requests.ts";
+import { ExitCode } from "../../lib/shared/errors.ts";
 
 /** Statuses the dashboard answers with, by design. */
 export const DOCUMENTED_STATUSES: ReadonlySet<number> = new Set([
@@ -139,7 +140,7 @@ export function checkServer(
   if (outcome.died_during) {
     violations.add("server never dies", `serve exited during the fuzz`);
   }
-  if (outcome.exit_code !== 143) {
+  if (outcome.exit_code !== ExitCode.SIGTERM) {
     violations.add(
       "server never dies",
       `serve exited ${outcome.exit_code} on SIGTERM, not 143`,
