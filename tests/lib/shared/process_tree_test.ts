@@ -150,6 +150,16 @@ Deno.test("stopAgent() finds by its id a tool whose agent is gone, left to init 
   const agentStart = null;
   await tree.child.status;
   assert.deepEqual(reaper.alive([tool!]), [tool!]);
+  // `$!` is setsid's pid, which execs sh, which execs sleep: on a loaded
+  // machine the pid can still be setsid or sh when the shell has printed it.
+  await waitFor("the tool to have exec'd sleep", async () => {
+    const ps = await new Deno.Command("ps", {
+      args: ["-o", "comm=", "-p", String(tool)],
+      stdout: "piped",
+      stderr: "null",
+    }).output();
+    return new TextDecoder().decode(ps.stdout).trim() === "sleep";
+  });
   const report = await stopAgent(
     { pid: tree.pid, pid_start: agentStart, env: id },
     { graceMs: 1000 },
