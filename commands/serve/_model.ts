@@ -14,9 +14,6 @@ import type {
   ViewSettings,
 } from "../../mod.ts";
 
-/** The words for a run's state, as `status --json` spells them. */
-export type RunState = RunWord;
-
 /** One row of the runs page. */
 export interface RunRow {
   /** The state root's key in URLs (a workspace id, or `r-` + 12 hex). */
@@ -28,7 +25,7 @@ export interface RunRow {
   /** The packet's name, when known. */
   packet: string | null;
   /** Where the run stands. */
-  status: RunState;
+  status: RunWord;
   /** Selected prompts completed and selected, e.g. `2/5`. */
   progress: { completed: number | null; selected: number | null };
   /** The prompt running now, or the last one the run worked on. */

@@ -21,6 +21,7 @@ import {
   NotFoundError,
   requestOutcome,
   type RunRef,
+  type RunWord,
   type Snapshot,
   statusOf,
   type StatusRollup,
@@ -28,7 +29,7 @@ import {
   type ViewSettings,
 } from "../../mod.ts";
 import { foldTimeline, renderEvents } from "./_events_view.ts";
-import type { RunPageModel, RunRow, RunState, ShownOutcome } from "./_model.ts";
+import type { RunPageModel, RunRow, ShownOutcome } from "./_model.ts";
 
 /** A state root the dashboard watches. */
 export interface WatchedRoot {
@@ -89,7 +90,7 @@ async function readSnapshot(stateRoot: string): Promise<Snapshot | null> {
   return await currentSnapshot(stateRoot).catch(() => null);
 }
 
-function stateOf(status: string | undefined): RunState {
+function stateOf(status: string | undefined): RunWord {
   if (status === "completed" || status === "interrupted") return status;
   if (status === undefined) return "runner_gone";
   return "failed";

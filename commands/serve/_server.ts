@@ -16,6 +16,7 @@ import {
   sameOrigin,
   tokenCookie,
 } from "./_auth.ts";
+import { Hubs } from "./_hub.ts";
 import { RenderCache } from "./_render_cache.ts";
 import type { PageContext } from "./_model.ts";
 import { contractPage, messagePage, runPage, runsPage } from "./_pages.ts";
@@ -41,18 +42,6 @@ const TEXT = "text/plain; charset=utf-8";
 
 /** The most events one `/rendered` request renders. */
 const MAX_RENDERED = 1_000;
-
-/** Each dashboard's rendered events, one renderer per run and view. */
-const RENDER_CACHES = new WeakMap<RunIndex, RenderCache>();
-
-function renderCache(index: RunIndex): RenderCache {
-  let cache = RENDER_CACHES.get(index);
-  if (cache === undefined) {
-    cache = new RenderCache((ref, from, to) => index.readEvents(ref, from, to));
-    RENDER_CACHES.set(index, cache);
-  }
-  return cache;
-}
 
 /** A run id as the runner writes them. */
 const RUN_ID = /^[A-Za-z0-9._-]{1,128}$/;
@@ -124,6 +113,39 @@ export interface DashboardOptions {
   stop: AbortSignal;
 }
 
+/**
+ * One dashboard server's state: what it was started with, its runs'
+ * shared followers and its rendered events. Two servers in one process
+ * share none of it.
+ */
+export class Dashboard {
+  /** What it answers with. */
+  readonly options: DashboardOptions;
+  /** Its runs' shared followers, one per run and what it streams. */
+  readonly hubs: Hubs = new Hubs();
+  /** Its rendered events, one renderer per run and view. */
+  readonly renders: RenderCache;
+
+  /** A dashboard answering with `options`; its followers stop with `stop`. */
+  constructor(options: DashboardOptions) {
+    this.options = options;
+    this.renders = new RenderCache((ref, from, to) =>
+      options.index.readEvents(ref, from, to)
+    );
+    if (options.stop.aborted) this.hubs.close();
+    else {
+      options.stop.addEventListener("abort", () => this.hubs.close(), {
+        once: true,
+      });
+    }
+  }
+
+  /** Answers one request (see {@linkcode handleRequest}). */
+  handle(request: Request): Promise<Response> {
+    return handleRequest(this, request);
+  }
+}
+
 /** A run path's parts: `/run/{root}/{run}[/{rest…}]`. */
 interface RunPath {
   root: WatchedRoot;
@@ -173,7 +195,7 @@ function runUrl(path: RunPath): string {
 }
 
 async function rendered(
-  options: DashboardOptions,
+  dashboard: Dashboard,
   path: RunPath,
   query: URLSearchParams,
 ): Promise<Response> {
@@ -186,9 +208,9 @@ async function rendered(
   }
   const ref = { state_root: path.root.state_root, run_id: path.run };
   const last = Math.min(to, from + MAX_RENDERED - 1);
-  const view = await options.index.runView(path.root, path.run);
+  const view = await dashboard.options.index.runView(path.root, path.run);
   return json(
-    await renderCache(options.index).rendered(
+    await dashboard.renders.rendered(
       ref,
       withOverrides(view, query),
       from,
@@ -285,10 +307,11 @@ async function action(
 }
 
 async function route(
-  options: DashboardOptions,
+  dashboard: Dashboard,
   request: Request,
   url: URL,
 ): Promise<Response> {
+  const options = dashboard.options;
   const segments = decodeSegments(url.pathname);
   if (segments === null) return notFound();
   const context: PageContext = { author: options.author };
@@ -323,6 +346,7 @@ async function route(
       return respond(
         runEventStream(
           options.index,
+          dashboard.hubs,
           path.root,
           ref,
           startSeq(request, url),
@@ -333,7 +357,7 @@ async function route(
       );
     }
     if (what === "rendered" && more === undefined) {
-      return await rendered(options, path, url.searchParams);
+      return await rendered(dashboard, path, url.searchParams);
     }
     if (what === "contract" && more !== undefined && extra.length === 0) {
       const model = await options.index.pageModel(
@@ -385,9 +409,10 @@ async function route(
  * the route; an unexpected failure is a 500 page.
  */
 export async function handleRequest(
-  options: DashboardOptions,
+  dashboard: Dashboard,
   request: Request,
 ): Promise<Response> {
+  const options = dashboard.options;
   if (!knownHost(request, options.access)) {
     return text(
       `Forbidden: this dashboard is not served at ${
@@ -412,7 +437,7 @@ export async function handleRequest(
     });
   }
   try {
-    return await route(options, request, url);
+    return await route(dashboard, request, url);
   } catch (error) {
     return page(
       messagePage("Internal error", (error as Error).message),

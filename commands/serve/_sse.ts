@@ -15,7 +15,7 @@ import {
 } from "../../mod.ts";
 import {
   type Hub,
-  Hubs,
+  type Hubs,
   type Piece,
   type PieceSource,
   type Subscriber,
@@ -185,19 +185,6 @@ async function finalSnapshot(
   }
 }
 
-/** Every dashboard's shared followers, by its index. */
-const HUBS = new WeakMap<RunIndex, Hubs>();
-
-/** The shared followers of `index`'s runs. */
-export function hubsOf(index: RunIndex): Hubs {
-  let hubs = HUBS.get(index);
-  if (hubs === undefined) {
-    hubs = new Hubs();
-    HUBS.set(index, hubs);
-  }
-  return hubs;
-}
-
 /** A run's events as SSE messages, `id:` its seq and `data:` its line. */
 function eventPieces(ref: RunRef): PieceSource {
   return async function* (
@@ -266,6 +253,7 @@ function feed(
  */
 export function runEventStream(
   index: RunIndex,
+  hubs: Hubs,
   root: WatchedRoot,
   ref: RunRef,
   from: number,
@@ -273,7 +261,6 @@ export function runEventStream(
 ): ReadableStream<Uint8Array> {
   const out = new MessageStream(stop);
   const signal = out.abort.signal;
-  const hubs = hubsOf(index);
   const key = `${ref.state_root}\0${ref.run_id}`;
   const sendSnapshot = (snapshot: Snapshot): void => {
     if (snapshot.run_id === ref.run_id) {
