@@ -13,13 +13,8 @@ export const APP_JS: string = String.raw`"use strict";
 (function () {
   var body = document.body;
   var UNKNOWN = "\u2014";
-  var BATCH = 100;
+  // The list is trimmed and scrolled at most once a frame.
   var FRAME_MS = 16;
-  // While events pour in (an update brought BURST or more), the list is
-  // redrawn every BUSY_FRAME_MS: nobody reads faster, and each redraw costs
-  // the machine the page runs on. A trickle still shows at once.
-  var BURST = 4;
-  var BUSY_FRAME_MS = 100;
   // A page following a long run keeps its newest events; older ones come
   // back on request. Layout and paint cost grows with every node kept.
   var MAX_SHOWN = 1000;
@@ -180,8 +175,7 @@ export const APP_JS: string = String.raw`"use strict";
     var rendered = 0;
     var latest = 0;
     var first = null;
-    var fetching = false;
-    var retry = null;
+    var source = null;
     var finished = false;
     var finishedSeq = 0;
     var stick = true;
@@ -305,59 +299,33 @@ export const APP_JS: string = String.raw`"use strict";
         return res.json();
       });
     }
-    // At most one fetch a frame (one every BUSY_FRAME_MS in a burst): a
-    // fast run costs each page (and the server, and the machine the run
-    // shares) a few requests a second, not one per event.
-    var lastFetch = 0;
-    var lastCount = 0;
-    var paced = null;
-    function pump() {
-      if (fetching || rendered >= latest || paced !== null) return;
-      var wait = lastFetch + (lastCount >= BURST ? BUSY_FRAME_MS : FRAME_MS) - Date.now();
-      if (wait > 0) {
-        paced = setTimeout(function () { paced = null; pump(); }, wait);
-        return;
-      }
-      lastFetch = Date.now();
-      fetching = true;
-      var from = rendered + 1;
-      var to = Math.min(latest, rendered + BATCH);
-      rendering(from, to).then(function (list) {
-        var wasAtBottom = stick;
-        lastCount = Array.isArray(list) ? list.length : 0;
-        if (Array.isArray(list)) list.forEach(insert);
-        while (seen[rendered + 1]) rendered++;
-        stick = wasAtBottom;
+    // Trimming and scrolling once a frame, however many events came in it.
+    var tidying = null;
+    function tidy() {
+      if (tidying !== null) return;
+      var wasAtBottom = stick;
+      tidying = setTimeout(function () {
+        tidying = null;
+        stick = wasAtBottom || stick;
         trim();
         scrollDown();
-        fetching = false;
-        var progressed = rendered >= from;
-        if (rendered < latest) {
-          if (progressed) pump();
-          else later();
-        }
-      }, function () { fetching = false; later(); });
+      }, FRAME_MS);
     }
-    function later() {
-      if (retry !== null) return;
-      retry = setTimeout(function () { retry = null; pump(); }, 500);
+    // One rendered event from the stream: shown, or shown again the new way.
+    function take(item) {
+      var seq = Number(item.seq);
+      if (!isNum(seq)) return;
+      if (seen[seq]) fill(seen[seq], item);
+      else if (first === null || seq >= first) insert(item);
+      while (seen[rendered + 1]) rendered++;
+      if (seq > latest) latest = seq;
+      tidy();
     }
-    // A view change renders every event shown again, the new way.
+    // A view change renders every event shown again, the new way: the
+    // stream starts again at the first one shown, in the new view.
     function rerender() {
-      if (first === null) return;
-      var from = first;
-      var step = function () {
-        if (from > rendered) { scrollDown(); return; }
-        var to = Math.min(rendered, from + BATCH - 1);
-        rendering(from, to).then(function (list) {
-          if (Array.isArray(list)) {
-            list.forEach(function (item) { if (seen[item.seq]) fill(seen[item.seq], item); });
-          }
-          from = to + 1;
-          step();
-        }, function () { /* the next view change tries again */ });
-      };
-      step();
+      if (first === null || finished) return;
+      connect(first - 1);
     }
     function sameView(a, b) {
       if (!a || !b) return false;
@@ -404,7 +372,6 @@ export const APP_JS: string = String.raw`"use strict";
       if (span) span.className = "attempt outcome-" + outcome;
     }
     // The events that change the timeline; the rest only move its seq on.
-    var TYPE_KEY = /"type":"([A-Za-z_]+)"/;
     var TIMELINE_TYPES = { prompt_started: 1, retry_scheduled: 1, prompt_completed: 1,
       prompt_failed: 1, prompt_steered: 1, run_finished: 1 };
     function fold(ev) {
@@ -493,19 +460,30 @@ export const APP_JS: string = String.raw`"use strict";
       delete pending[id];
     }
 
-    function connect() {
+    function viewQuery() {
+      var v = currentView || {};
+      var parts = [];
+      ["tool_output", "thinking", "diff"].forEach(function (k) {
+        if (typeof v[k] === "string") parts.push(k + "=" + enc(v[k]));
+      });
+      return parts.join("&");
+    }
+    // One stream: the run's events rendered in the page's view (each with
+    // its seq as the SSE id, so the browser resumes after the last one),
+    // its snapshot and its control log.
+    function connect(after) {
       if (finished) return;
-      var source = new EventSource(base + "/events?after=" + latest);
-      source.onmessage = function (e) {
-        // Only the events that change the timeline are parsed: their "type"
-        // is the line's first (the plane writes it before "data").
-        var typed = TYPE_KEY.exec(e.data);
-        var ev = null;
-        if (!typed || TIMELINE_TYPES[typed[1]]) {
-          try { ev = JSON.parse(e.data); } catch (_) { ev = null; }
-        }
-        var seq = Number(e.lastEventId) || (ev && ev.seq);
-        if (isNum(seq) && seq > latest) latest = seq;
+      if (source !== null) source.close();
+      var own = new EventSource(base + "/events/rendered?" + viewQuery() +
+        "&after=" + after);
+      source = own;
+      own.onmessage = function (e) {
+        var item = null;
+        try { item = JSON.parse(e.data); } catch (_) { item = null; }
+        if (!item || typeof item !== "object") return;
+        var seq = Number(e.lastEventId) || Number(item.seq);
+        take(item);
+        var ev = item.event || null;
         if (ev) fold(ev);
         else if (isNum(seq) && seq > timelineSeq) timelineSeq = seq;
         if (finished && isNum(seq) && seq > finishedSeq) {
@@ -518,7 +496,7 @@ export const APP_JS: string = String.raw`"use strict";
           finishedSeq = seq;
           // An interrupted run's stream may go on (run --resume): the
           // server ends it when nothing follows. Any other end is final.
-          if (!ev.data || ev.data.status !== "interrupted") source.close();
+          if (!ev.data || ev.data.status !== "interrupted") own.close();
           body.setAttribute("data-finished", "");
           // The snapshot that says so may come after: the event says it first.
           if (ev.data && typeof ev.data.status === "string") {
@@ -526,24 +504,23 @@ export const APP_JS: string = String.raw`"use strict";
             setField(snapshotPanel, "status", words(ev.data.status));
           }
         }
-        pump();
       };
-      source.addEventListener("snapshot", function (e) {
+      own.addEventListener("snapshot", function (e) {
         try { updateSnapshot(JSON.parse(e.data)); } catch (_) { /* not a snapshot */ }
       });
-      source.addEventListener("log", function (e) {
+      own.addEventListener("log", function (e) {
         try { addLog(JSON.parse(e.data)); } catch (_) { /* not an entry */ }
       });
-      source.onerror = function () {
+      own.onerror = function () {
         // The server ended the stream at the run's end: stay closed.
         if (finished) {
-          source.close();
+          own.close();
           return;
         }
         // The browser reconnects by itself (with Last-Event-ID) unless the
         // server refused; then try again a little later from what we have.
-        if (source.readyState === EventSource.CLOSED && !finished) {
-          setTimeout(connect, 1000);
+        if (own.readyState === EventSource.CLOSED && source === own) {
+          setTimeout(function () { if (source === own) connect(latest); }, 1000);
         }
       };
     }
@@ -612,8 +589,7 @@ export const APP_JS: string = String.raw`"use strict";
       });
     });
 
-    pump();
-    connect();
+    connect(latest);
   }
 
   var page = body.getAttribute("data-page");

@@ -20,6 +20,7 @@ import type {
   TimelineAttempt,
   TimelineMark,
 } from "./_model.ts";
+import { TIMELINE_TYPES } from "./page/shared.ts";
 
 /** Options for {@linkcode renderEvents}. */
 export interface RenderEventsOptions {
@@ -70,11 +71,15 @@ export function eventRenderer(
   view: ViewSettings,
 ): (event: RunEvent) => RenderedEvent {
   const renderer = createRenderer({ ...view, log_mode: "studio" });
-  return (event) => ({
-    seq: event.seq,
-    type: event.type,
-    lines: linesOf(terminalSafe(renderer.render(event))),
-  });
+  return (event) => {
+    const shown: RenderedEvent = {
+      seq: event.seq,
+      type: event.type,
+      lines: linesOf(terminalSafe(renderer.render(event))),
+    };
+    if (TIMELINE_TYPES.has(event.type)) shown.event = event;
+    return shown;
+  };
 }
 
 /** An attempt's outcome when the next attempt of its prompt starts. */

@@ -9,6 +9,7 @@
 import type {
   ContractView,
   LogEntry,
+  RunEvent,
   RunWord,
   Snapshot,
   ViewSettings,
@@ -100,6 +101,8 @@ export interface RenderedEvent {
   type: string;
   /** The rendered lines (possibly none: the view hides the event). */
   lines: string[];
+  /** The event itself, when it changes the timeline (a run page folds it). */
+  event?: RunEvent;
 }
 
 /** A request's outcome to show after a form post without JavaScript. */

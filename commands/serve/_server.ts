@@ -21,7 +21,8 @@ import { RenderCache } from "./_render_cache.ts";
 import type { PageContext } from "./_model.ts";
 import { contractPage, messagePage, runPage, runsPage } from "./_pages.ts";
 import type { RunIndex, WatchedRoot } from "./_runs.ts";
-import { runEventStream, runsStream, SSE_HEADERS, startSeq } from "./_sse.ts";
+import { runEventStream, type StreamedEvents } from "./_run_stream.ts";
+import { runsStream, SSE_HEADERS, startSeq } from "./_sse.ts";
 
 /** The Content-Security-Policy of every response (DESIGN §10). */
 export const CSP = "default-src 'self'; script-src 'self'; " +
@@ -337,11 +338,22 @@ async function route(
       if (model === null) return notFound("No such run on this dashboard.");
       return page(runPage(model, context));
     }
-    if (what === "events" && more === undefined) {
+    if (
+      what === "events" && extra.length === 0 &&
+      (more === undefined || more === "rendered")
+    ) {
       // A 404 ends a browser's EventSource; an empty stream would be retried.
       if (!await options.index.hasRun(path.root, path.run)) {
         return notFound("No such run on this dashboard.");
       }
+      const events: StreamedEvents = more === undefined ? { kind: "lines" } : {
+        kind: "rendered",
+        view: withOverrides(
+          await options.index.runView(path.root, path.run),
+          url.searchParams,
+        ),
+        renders: dashboard.renders,
+      };
       // A client that leaves cancels the body, which stops its followers.
       return respond(
         runEventStream(
@@ -351,6 +363,7 @@ async function route(
           ref,
           startSeq(request, url),
           options.stop,
+          events,
         ),
         200,
         SSE_HEADERS as Record<string, string>,
