@@ -18,13 +18,7 @@ import {
   type ViewSettings,
 } from "../../mod.ts";
 import { eventRenderer } from "./_events_view.ts";
-import {
-  type Hub,
-  type Hubs,
-  type Piece,
-  type PieceSource,
-  type Subscriber,
-} from "./_hub.ts";
+import type { Hub, Hubs, Piece, PieceSource, Subscriber } from "./_hub.ts";
 import type { RenderedEvent } from "./_model.ts";
 import type { RenderCache } from "./_render_cache.ts";
 import type { RunIndex, WatchedRoot } from "./_runs.ts";
