@@ -49,14 +49,8 @@ export interface RunRow {
   runner: "alive" | "gone" | "other_host" | "none";
 }
 
-/** How an attempt ended, for the timeline's colours. */
-export type AttemptOutcome =
-  | "completed"
-  | "retried"
-  | "repaired"
-  | "failed"
-  | "interrupted"
-  | "running";
+import type { AttemptOutcome } from "./page/shared.ts";
+export type { AttemptOutcome };
 
 /** One attempt on the timeline: its span of events and how it ended. */
 export interface TimelineAttempt {

@@ -12,10 +12,9 @@ import {
   type ContractView,
   type LogEntry,
   type Snapshot,
-  type ViewSettings,
+  VIEW_OPTIONS,
 } from "../../mod.ts";
 import {
-  age,
   attempt,
   cost,
   duration,
@@ -34,14 +33,15 @@ import type {
   RunRow,
   ShownOutcome,
 } from "./_model.ts";
-
-/** The view settings and their values, as `VIEW_OPTIONS` spells them. */
-const VIEW_CHOICES: Record<keyof ViewSettings, readonly string[]> = {
-  log_mode: ["compact", "verbose", "studio"],
-  tool_output: ["none", "summary", "preview", "full"],
-  thinking: ["show", "hide"],
-  diff: ["none", "stat", "full"],
-};
+import {
+  logText,
+  promptText,
+  ROW_FIELDS,
+  rowCells,
+  VIEW_KEYS,
+  viewText,
+  words,
+} from "./page/shared.ts";
 
 type Attributes = Record<string, string | number | boolean | null | undefined>;
 
@@ -84,6 +84,7 @@ function runRow(row: RunRow): string {
       { class: "run-link", href: runPath(row.root, row.run) },
       esc(name),
     );
+  const { text, classes } = rowCells(row);
   return el(
     "tr",
     { class: "run", "data-run": runKey(row), "data-status": row.status },
@@ -92,36 +93,8 @@ function runRow(row: RunRow): string {
       { "data-field": "name" },
       `${link} ${el("span", { class: "run-id" }, esc(row.run || "never run"))}`,
     ) +
-      el("td", { "data-field": "target", class: "target" }, esc(row.target)) +
-      cell("status", row.status.replaceAll("_", " "), {
-        class: `status status-${row.status}`,
-      }) +
-      cell(
-        "progress",
-        progress(row.progress.completed, row.progress.selected),
-      ) +
-      el(
-        "td",
-        { "data-field": "prompt" },
-        esc(
-          row.current.id === null
-            ? UNKNOWN
-            : `${row.current.id}${
-              row.current.name ? ` ${row.current.name}` : ""
-            }`,
-        ),
-      ) +
-      cell(
-        "attempt",
-        attempt(row.attempt.number, row.attempt.mode, row.attempt.detail),
-      ) +
-      cell("elapsed", duration(row.elapsed_ms)) +
-      cell("tokens", tokens(row.input_tokens, row.output_tokens)) +
-      cell("cost", cost(row.cost_usd)) +
-      cell("last-event", age(row.last_event_age_ms)) +
-      cell("runner", row.runner.replaceAll("_", " "), {
-        class: `runner runner-${row.runner}`,
-      }),
+      ROW_FIELDS.map((name) => cell(name, text[name], { class: classes[name] }))
+        .join(""),
   );
 }
 
@@ -157,11 +130,6 @@ export function runsPage(rows: RunRow[], context: PageContext): string {
   );
 }
 
-/** The view as one line: `studio · tools summary · thinking show · diff stat`. */
-function viewText(view: ViewSettings): string {
-  return `${view.log_mode} · tools ${view.tool_output} · thinking ${view.thinking} · diff ${view.diff}`;
-}
-
 /** A term and its value in the snapshot panel. */
 function field(name: string, label: string, value: string): string {
   return `<div class="field"><dt>${esc(label)}</dt>${
@@ -175,14 +143,10 @@ function snapshotPanel(model: RunPageModel): string {
   const row = model.row;
   const status = s?.status ?? row.status;
   const prompt = s
-    ? (s.prompt_id === null
-      ? UNKNOWN
-      : `${s.prompt_id}${s.prompt_name ? ` ${s.prompt_name}` : ""}`)
-    : (row.current.id === null
-      ? UNKNOWN
-      : `${row.current.id}${row.current.name ? ` ${row.current.name}` : ""}`);
+    ? promptText(s.prompt_id, s.prompt_name)
+    : promptText(row.current.id, row.current.name);
   const fields = [
-    field("status", "status", String(status).replaceAll("_", " ")),
+    field("status", "status", words(status)),
     field(
       "progress",
       "progress",
@@ -356,26 +320,6 @@ function eventsSection(model: RunPageModel): string {
   }</section>`;
 }
 
-/** One control-log entry's words. */
-function logText(entry: LogEntry): string {
-  const params = entry.params ?? {};
-  let what = "";
-  if (entry.command === "steer" && typeof params.text === "string") {
-    what = ` “${params.text}”`;
-  } else if (entry.command === "set_view") {
-    what = ` ${
-      Object.entries(params).map(([k, v]) => `${k}=${String(v)}`).join(" ")
-    }`;
-  } else if (typeof params.clause === "string") {
-    what = ` ${params.clause}`;
-  }
-  return `${entry.at} ${
-    entry.author ?? "unknown"
-  } ${entry.command}${what} → ${entry.outcome}${
-    entry.reason ? `: ${entry.reason}` : ""
-  }`;
-}
-
 /** One control-log entry. */
 export function logEntryHtml(entry: LogEntry): string {
   return el(
@@ -525,13 +469,13 @@ function actionsSection(model: RunPageModel): string {
   const view = form(
     "view",
     "Change view",
-    (Object.keys(VIEW_CHOICES) as (keyof ViewSettings)[]).map((key) =>
+    VIEW_KEYS.map((key) =>
       `<label><span class="label">${key} (now ${
         el("span", { "data-view-now": key }, esc(model.view[key]))
       })</span>${
         select(
           key,
-          VIEW_CHOICES[key].map((v) => ({ value: v, label: v })),
+          VIEW_OPTIONS[key].map((v) => ({ value: v, label: v })),
           "unchanged",
         )
       }</label>`
