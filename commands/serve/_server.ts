@@ -23,71 +23,25 @@ import { contractPage, messagePage, runPage, runsPage } from "./_pages.ts";
 import type { RunIndex, WatchedRoot } from "./_runs.ts";
 import { runEventStream, type StreamedEvents } from "./_run_stream.ts";
 import { runsStream, SSE_HEADERS, startSeq } from "./_sse.ts";
+import {
+  json,
+  notAllowed,
+  notFound,
+  page,
+  readForm,
+  respond,
+  TEXT,
+  text,
+  TooLarge,
+} from "./_responses.ts";
 
-/** The Content-Security-Policy of every response (DESIGN §10). */
-export const CSP = "default-src 'self'; script-src 'self'; " +
-  "style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
-  "form-action 'self'; frame-ancestors 'none'; base-uri 'none'; " +
-  "object-src 'none'";
-
-const SECURITY_HEADERS: Readonly<Record<string, string>> = {
-  "content-security-policy": CSP,
-  "x-content-type-options": "nosniff",
-  "referrer-policy": "no-referrer",
-  "cache-control": "no-store",
-};
-
-const HTML = "text/html; charset=utf-8";
-const JSON_TYPE = "application/json; charset=utf-8";
-const TEXT = "text/plain; charset=utf-8";
+export { CSP, refusal } from "./_responses.ts";
 
 /** The most events one `/rendered` request renders. */
 const MAX_RENDERED = 1_000;
 
 /** A run id as the runner writes them. */
 const RUN_ID = /^[A-Za-z0-9._-]{1,128}$/;
-
-/** A response with the security headers. */
-function respond(
-  body: BodyInit | null,
-  status: number,
-  headers: Record<string, string> = {},
-): Response {
-  return new Response(body, {
-    status,
-    headers: { ...SECURITY_HEADERS, ...headers },
-  });
-}
-
-function page(html: string, status = 200): Response {
-  return respond(html, status, { "content-type": HTML });
-}
-
-function json(value: unknown, status = 200): Response {
-  return respond(JSON.stringify(value), status, {
-    "content-type": JSON_TYPE,
-  });
-}
-
-function notFound(message = "There is nothing at this address."): Response {
-  return page(messagePage("Not found", message), 404);
-}
-
-function text(message: string, status: number): Response {
-  return respond(`${message}\n`, status, { "content-type": TEXT });
-}
-
-/** The server's own refusals (400, 408, 503…): text with the security headers. */
-export function refusal(status: number, message: string): Response {
-  return text(message, status);
-}
-
-function notAllowed(allow: string): Response {
-  return respond(`Method not allowed: use ${allow}\n`, 405, {
-    "content-type": TEXT,
-    allow,
-  });
-}
 
 /**
  * The most an action's form may hold (bytes as sent): a steer's text is at
@@ -218,45 +172,6 @@ async function rendered(
       last,
     ),
   );
-}
-
-/** Thrown when a form is larger than its action allows. */
-class TooLarge extends Error {}
-
-/**
- * An action's form, read as it streams and refused as soon as it passes
- * `limit` (a declared length over it is refused before a byte is read).
- */
-async function readForm(request: Request, limit: number): Promise<Request> {
-  const declared = request.headers.get("content-length");
-  if (declared !== null && Number(declared) > limit) throw new TooLarge();
-  const parts: Uint8Array[] = [];
-  let size = 0;
-  if (request.body !== null) {
-    const reader = request.body.getReader();
-    try {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        size += value.length;
-        if (size > limit) throw new TooLarge();
-        parts.push(value);
-      }
-    } finally {
-      await reader.cancel().catch(() => {});
-    }
-  }
-  const body = new Uint8Array(size);
-  let at = 0;
-  for (const part of parts) {
-    body.set(part, at);
-    at += part.length;
-  }
-  return new Request(request.url, {
-    method: request.method,
-    headers: request.headers,
-    body,
-  });
 }
 
 function refusedAction(
