@@ -80,19 +80,8 @@ function runRow(row: RunRow): string {
  * page's script (`event: snapshot`, one `RunRow` each).
  */
 export function runsPage(rows: RunRow[], context: PageContext): string {
-  const head = [
-    "run",
-    "target",
-    "status",
-    "progress",
-    "prompt",
-    "attempt",
-    "elapsed",
-    "tokens",
-    "cost",
-    "last event",
-    "runner",
-  ].map((name) => `<th scope="col">${name}</th>`).join("");
+  const head = ["run", ...ROW_FIELDS.map((field) => field.replace("-", " "))]
+    .map((name) => `<th scope="col">${name}</th>`).join("");
   const empty = rows.length === 0
     ? `<p class="empty-note" id="no-runs">No runs yet: they appear here as they start.</p>`
     : "";

@@ -12,20 +12,9 @@ import { RunIndex } from "../../commands/serve/_runs.ts";
 import { Dashboard } from "../../commands/serve/_server.ts";
 import { startRun, waitForSnapshot } from "../_helpers/live_run.ts";
 import { waitFor } from "../_helpers/run_cli.ts";
-import { serve } from "../_helpers/serve_process.ts";
+import { rootKey, serve } from "../_helpers/serve_process.ts";
 import { sse, type SseMessage } from "../_helpers/sse.ts";
 import { longPrompt, makePacket } from "../_helpers/temp_packet.ts";
-
-/** The RootKey of a state root that is not a workspace's. */
-async function rootKey(stateRoot: string): Promise<string> {
-  const digest = await crypto.subtle.digest(
-    "SHA-256",
-    new TextEncoder().encode(stateRoot),
-  );
-  return "r-" +
-    [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0"))
-      .join("").slice(0, 12);
-}
 
 interface Shown {
   seq: number;
@@ -75,9 +64,11 @@ Deno.test("a run page's one stream carries each event rendered, once, with its s
   );
   await using dashboard = await serve([packet.dir]);
   const { origin, cookie, pid } = dashboard;
-  const base = `${origin}/run/${await rootKey(
-    packet.stateRoot,
-  )}/${snapshot.run_id}`;
+  const base = `${origin}/run/${
+    rootKey(
+      packet.stateRoot,
+    )
+  }/${snapshot.run_id}`;
   const eventsFile = join(packet.stateRoot, "control", "events.jsonl");
   // The descriptors the server holds open on the events file. A follower
   // holds one all along; its liveness check opens another for a moment.

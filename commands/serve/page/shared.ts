@@ -145,25 +145,37 @@ export function logText(entry: LogData): string {
   }`;
 }
 
-/** One row of the runs page as the page receives it (`RunRow`). */
+/** One row of the runs page, as the server sends it (`RunRow`). */
 export interface RowData {
+  /** The state root's key in URLs (a workspace id, or `r-` + 12 hex). */
   root: string;
+  /** The run's id (`""` for a root that has never run). */
   run: string;
+  /** What the operator named: the workspace id, packet or state root. */
   target: string;
+  /** The packet's name, when known. */
   packet: string | null;
+  /** Where the run stands (`status --json`'s word). */
   status: string;
+  /** Selected prompts completed and selected, e.g. `2/5`. */
   progress: { completed: number | null; selected: number | null };
+  /** The prompt running now, or the last one the run worked on. */
   current: { id: string | null; name: string | null };
+  /** That prompt's attempt in this run. */
   attempt: {
     number: number | null;
     mode: string | null;
     detail: string | null;
   };
+  /** Milliseconds since the run started (running), or its length. */
   elapsed_ms: number | null;
+  /** Tokens and cost over the run. */
   input_tokens: number | null;
   output_tokens: number | null;
   cost_usd: number | null;
+  /** Milliseconds since the run's last event. */
   last_event_age_ms: number | null;
+  /** The runner's lease. */
   runner: string;
 }
 
