@@ -25,6 +25,9 @@ export interface ShownItem {
  */
 const MAX_SHOWN = 1000;
 const EARLIER_STEP = 200;
+/** A redraw that brings this many events or more makes the next wait BUSY_MS. */
+const BURST = 4;
+const BUSY_MS = 100;
 /**
  * Events sit in blocks of CHUNK: a new one touches its own block, not a list
  * of a thousand (each frame's layout and paint walk stays short).
@@ -54,6 +57,8 @@ export class EventList {
   #shown = 0;
   #tidying: ReturnType<typeof setTimeout> | null = null;
   #queue: ShownItem[] = [];
+  #lastFlush = 0;
+  #lastCount = 0;
   #loadingEarlier = false;
 
   /** The list in `box`, of the run at `base`, and the events it holds. */
@@ -128,9 +133,14 @@ export class EventList {
     if (!isNum(seq)) return;
     if (seq > this.latest) this.latest = seq;
     this.#queue.push(item);
-    if (this.#tidying === null) {
-      this.#tidying = setTimeout(() => this.#flush(), 0);
-    }
+    if (this.#tidying !== null) return;
+    // While events pour in (the last redraw brought BURST or more), the
+    // list is redrawn every BUSY_MS: nobody reads faster, and each redraw
+    // costs the machine the page runs on. A trickle still shows at once.
+    const wait = this.#lastCount >= BURST
+      ? Math.max(0, this.#lastFlush + BUSY_MS - Date.now())
+      : 0;
+    this.#tidying = setTimeout(() => this.#flush(), wait);
   }
 
   /**
@@ -140,6 +150,8 @@ export class EventList {
    */
   #flush(): void {
     this.#tidying = null;
+    this.#lastFlush = Date.now();
+    this.#lastCount = this.#queue.length;
     for (const item of this.#queue.splice(0)) {
       const seq = Number(item.seq);
       const el = this.#seen.get(seq);
