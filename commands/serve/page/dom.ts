@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 /**
  * The page's few DOM helpers: nodes built with `textContent` (never
  * `innerHTML`), and elements found by a `data-` attribute.

@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 /**
  * The dashboard's page script (`/static/app.js`, built by `deno task gen`):
  * the page it runs on says which it is (`data-page` on `<body>`). Every node

@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 /**
  * A run page's event list: the events shown, in seq order in blocks of
  * CHUNK, the oldest beyond MAX_SHOWN leaving while the reader follows the

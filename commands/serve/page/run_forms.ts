@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 /**
  * A run page's forms, sent with `fetch` (they work without it too), their
  * outcome written beside them, and a pending request's outcome filled in

@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 /**
  * A run's page: its one stream (`/events/rendered`: each event rendered in
  * the page's view, its seq the SSE id, so the browser resumes after the

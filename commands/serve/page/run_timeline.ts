@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 /**
  * A run page's timeline, folded live from the events that change it (the
  * fold is the server's, `timelineSteps`), and its control log, whose

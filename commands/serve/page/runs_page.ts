@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 /**
  * The runs page: its rows, updated from `/runs/stream` (`event: snapshot`,
  * one row each), their ages ticking between updates.
