@@ -270,3 +270,66 @@ Deno.test("two dashboards in one process keep their own followers: a stream on o
     await run.finish();
   }
 });
+
+Deno.test("a run page's stream that starts behind what its rendered follower keeps catches up alone, rendered as one pass from seq 1, then joins it: each seq once", async () => {
+  // 2,400-odd events at once (more than a shared follower keeps), then a
+  // prompt that keeps the run live for a few seconds.
+  await using packet = await makePacket({
+    prompts: {
+      "01_burst.prompt.md": longPrompt(400, 0),
+      "02_tail.prompt.md": longPrompt(30, 20),
+    },
+  });
+  await using run = startRun(packet.dir);
+  const finished = run.finish();
+  const snapshot = await waitForSnapshot(
+    packet.stateRoot,
+    "the second prompt",
+    (s) => s.prompt_id === "02" && Number(s.last_seq) > 2_100,
+  );
+  await using dashboard = await serve([packet.dir]);
+  const { origin, cookie } = dashboard;
+  const base = `${origin}/run/${rootKey(packet.stateRoot)}/${snapshot.run_id}`;
+  const near = Number(snapshot.last_seq) - 3;
+  const untilEnd = (one: Shown): boolean => one.type === "run_finished";
+  // The first page near the live end starts the rendered follower there.
+  let live: () => void = () => {};
+  const started = new Promise<void>((resolve) => live = resolve);
+  const tail = readShown(
+    `${base}/events/rendered?after=${near}`,
+    { cookie },
+    (one) => {
+      live();
+      return untilEnd(one);
+    },
+  );
+  await started;
+  // One from the start: behind all it keeps.
+  const [fromTail, whole] = await Promise.all([
+    tail,
+    readShown(`${base}/events/rendered?after=0`, { cookie }, untilEnd),
+  ]);
+  assert.equal((await finished).code, 0);
+  const stored = (await Deno.readTextFile(
+    join(packet.stateRoot, "control", "events.jsonl"),
+  )).split("\n").filter((line) => line !== "").map((line) => JSON.parse(line));
+  assert.deepEqual(whole.ids, stored.map((e) => e.seq), "every seq once");
+  assert.deepEqual(
+    fromTail.ids,
+    stored.slice(near).map((e) => e.seq),
+    "from the live end",
+  );
+  // Caught up and live, it reads as one rendering of the run, as the
+  // first page's does where they overlap.
+  const bySeq = new Map(whole.shown.map((one) => [one.seq, one.lines]));
+  for (const one of fromTail.shown) {
+    assert.deepEqual(one.lines, bySeq.get(one.seq), `seq ${one.seq}`);
+  }
+  const rendered = await (await fetch(`${base}/rendered?from=1&to=1000`, {
+    headers: { cookie },
+  })).json() as Shown[];
+  assert.deepEqual(
+    whole.shown.slice(0, 1000).map((one) => one.lines),
+    rendered.map((one) => one.lines),
+  );
+});
