@@ -12,7 +12,7 @@ import { SERVE_INFO } from "./_help.ts";
 import { accessOf, isWildcard, newToken, originOf } from "./serve/_auth.ts";
 import { HttpServer } from "./serve/_http.ts";
 import { RunIndex } from "./serve/_runs.ts";
-import { handleRequest, refusal } from "./serve/_server.ts";
+import { Dashboard, refusal } from "./serve/_server.ts";
 
 const FLAGS = {
   host: { type: "string" },
@@ -199,13 +199,16 @@ async function serve(
   });
   let warned = -Infinity;
   const signals = stopSignal();
+  const dashboard = new Dashboard({
+    index,
+    token,
+    access,
+    author,
+    stop: stop.signal,
+  });
   const server = new HttpServer({
     listeners: bound.listeners,
-    handler: (request) =>
-      handleRequest(
-        { index, token, access, author, stop: stop.signal },
-        request,
-      ),
+    handler: (request) => dashboard.handle(request),
     refusal,
     onAcceptError: (error) => {
       // Once a minute at most: a flood would fill the terminal.

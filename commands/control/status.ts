@@ -12,23 +12,9 @@ import {
   terminalSafe,
   terminalSafeData,
 } from "../../lib/render/ansi.ts";
+import { duration } from "../../lib/render/duration.ts";
 import type { CommandContext } from "../_context.ts";
 import { type ControlInput, declareControl } from "./_declare.ts";
-
-/** Formats a duration: `850ms`, `12.5s`, `6m52s`, `1h02m`. */
-export function formatDuration(ms: number): string {
-  if (ms < 1000) return `${Math.max(0, Math.round(ms))}ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
-  const minutes = Math.floor(ms / 60_000);
-  if (minutes < 60) {
-    return `${minutes}m${
-      String(Math.floor((ms % 60_000) / 1000)).padStart(2, "0")
-    }s`;
-  }
-  return `${Math.floor(minutes / 60)}h${
-    String(minutes % 60).padStart(2, "0")
-  }m`;
-}
 
 function statusText(current: Snapshot, gone: boolean): string {
   if (current.status === "running") {
@@ -79,8 +65,8 @@ async function showStatus(
     ["provider", `${current.provider ?? "-"} / ${current.model ?? "-"}`],
     [
       "elapsed",
-      `${formatDuration(current.elapsed_ms)} run, ${
-        formatDuration(current.prompt_elapsed_ms)
+      `${duration(current.elapsed_ms)} run, ${
+        duration(current.prompt_elapsed_ms)
       } this prompt`,
     ],
     ["tools", String(current.tool_count)],
@@ -99,7 +85,7 @@ async function showStatus(
     [
       "updated",
       `${current.updated_at}${
-        Number.isFinite(age) ? ` (${formatDuration(age)} ago)` : ""
+        Number.isFinite(age) ? ` (${duration(age)} ago)` : ""
       }`,
     ],
   ];

@@ -20,6 +20,7 @@ import type {
   TimelineAttempt,
   TimelineMark,
 } from "./_model.ts";
+import { TIMELINE_TYPES, timelineSteps } from "./page/shared.ts";
 
 /** Options for {@linkcode renderEvents}. */
 export interface RenderEventsOptions {
@@ -70,18 +71,15 @@ export function eventRenderer(
   view: ViewSettings,
 ): (event: RunEvent) => RenderedEvent {
   const renderer = createRenderer({ ...view, log_mode: "studio" });
-  return (event) => ({
-    seq: event.seq,
-    type: event.type,
-    lines: linesOf(terminalSafe(renderer.render(event))),
-  });
-}
-
-/** An attempt's outcome when the next attempt of its prompt starts. */
-function endedBy(mode: unknown): AttemptOutcome {
-  if (mode === "retry") return "retried";
-  if (mode === "repair") return "repaired";
-  return "interrupted";
+  return (event) => {
+    const shown: RenderedEvent = {
+      seq: event.seq,
+      type: event.type,
+      lines: linesOf(terminalSafe(renderer.render(event))),
+    };
+    if (TIMELINE_TYPES.has(event.type)) shown.event = event;
+    return shown;
+  };
 }
 
 /** One line of an amendment, for a mark's title. */
@@ -125,48 +123,45 @@ export function foldTimeline(
     open.delete(id);
   };
   for (const { event } of events) {
-    const id = event.prompt_id;
     const d = event.data;
-    if (event.type === "run_finished") {
-      for (const prompt of [...open.keys()]) close(prompt, "interrupted");
-      continue;
+    const name = typeof d.name === "string" ? d.name : null;
+    if (event.prompt_id !== null) {
+      timelineOf(event.prompt_id, name).name ??= name;
     }
-    if (id === null) continue;
-    const timeline = timelineOf(id, typeof d.name === "string" ? d.name : null);
-    timeline.name ??= typeof d.name === "string" ? d.name : null;
-    if (event.type === "prompt_started") {
-      close(id, endedBy(d.mode));
-      const attempt: TimelineAttempt = {
-        number: Number(event.attempt ?? d.attempt) || timeline.attempts.length +
-            1,
-        mode: typeof d.mode === "string" ? d.mode : "run",
-        outcome: "running",
-        first_seq: event.seq,
-        last_seq: event.seq,
-      };
-      timeline.attempts.push(attempt);
-      open.set(id, attempt);
-      continue;
-    }
-    const attempt = open.get(id);
-    if (attempt !== undefined) attempt.last_seq = event.seq;
-    switch (event.type) {
-      case "retry_scheduled":
-        close(id, "retried");
-        break;
-      case "prompt_completed":
-        close(id, "completed");
-        break;
-      case "prompt_failed":
-        close(id, d.status === "interrupted" ? "interrupted" : "failed");
-        break;
-      case "prompt_steered":
-        timeline.marks.push({
-          kind: "steer",
-          seq: event.seq,
-          text: `${d.author ?? "unknown"}: ${d.text ?? ""}`,
-        });
-        break;
+    for (const step of timelineSteps(event)) {
+      switch (step.kind) {
+        case "end_all":
+          for (const prompt of [...open.keys()]) close(prompt, step.outcome);
+          break;
+        case "end":
+          close(step.prompt, step.outcome);
+          break;
+        case "start": {
+          const timeline = timelineOf(step.prompt, step.name);
+          const attempt: TimelineAttempt = {
+            number: step.number ?? timeline.attempts.length + 1,
+            mode: step.mode,
+            outcome: "running",
+            first_seq: step.seq,
+            last_seq: step.seq,
+          };
+          timeline.attempts.push(attempt);
+          open.set(step.prompt, attempt);
+          break;
+        }
+        case "reach": {
+          const attempt = open.get(step.prompt);
+          if (attempt !== undefined) attempt.last_seq = step.seq;
+          break;
+        }
+        case "steer":
+          timelineOf(step.prompt, null).marks.push({
+            kind: "steer",
+            seq: step.seq,
+            text: step.text,
+          });
+          break;
+      }
     }
   }
   const runId = events[0]?.event.run_id ?? null;

@@ -9,7 +9,7 @@
  * @module
  */
 
-import { errorText } from "../../mod.ts";
+import { errorText, type EventLine } from "../../mod.ts";
 
 /** One message of a shared stream: its position (`seq`, or a count) and bytes. */
 export interface Piece {
@@ -17,6 +17,8 @@ export interface Piece {
   at: number;
   /** The encoded SSE message. */
   bytes: Uint8Array;
+  /** The event it encodes, for a subscriber that takes pieces. */
+  line?: EventLine;
 }
 
 /** A connection fed by a hub. */
@@ -25,6 +27,11 @@ export interface Subscriber {
   next: number;
   /** Takes bytes; `false` when the connection is gone (or was dropped). */
   write(bytes: Uint8Array): boolean;
+  /**
+   * Takes the pieces themselves instead of their bytes (a stream fed from
+   * another's follower); `false` when it is gone.
+   */
+  take?(pieces: readonly Piece[]): boolean;
   /** The stream reached its end (`run_finished`). */
   finish(): void;
   /** The stream ended early, for this reason. */
@@ -44,6 +51,16 @@ export type PieceSource = (
  * event. The first event after a quiet spell goes out at once.
  */
 export const SEND_EVERY_MS = 16;
+
+/** Sends `pieces` to `subscriber` (`bytes` when already joined). */
+function send(
+  subscriber: Subscriber,
+  pieces: readonly Piece[],
+  bytes?: Uint8Array,
+): boolean {
+  if (subscriber.take !== undefined) return subscriber.take(pieces);
+  return subscriber.write(bytes ?? joined(pieces));
+}
 
 /** One bytes array from several. */
 function joined(pieces: readonly Piece[]): Uint8Array {
@@ -128,7 +145,7 @@ export class Hub {
     this.#subscribers.add(subscriber);
     if (kept.length > 0) {
       subscriber.next = kept.at(-1)!.at + 1;
-      if (!subscriber.write(joined(kept))) this.leave(subscriber);
+      if (!send(subscriber, kept)) this.leave(subscriber);
     }
   }
 
@@ -202,15 +219,20 @@ export class Hub {
       this.#kept = this.#kept.slice(this.#head);
       this.#head = 0;
     }
-    const all = joined(batch);
+    const all = [...this.#subscribers].some((one) => one.take === undefined)
+      ? joined(batch)
+      : undefined;
     const first = batch[0]!.at;
     for (const subscriber of [...this.#subscribers]) {
       if (subscriber.next > this.#next - 1) continue; // ahead: it has these
-      const bytes = subscriber.next <= first
-        ? all
-        : joined(batch.filter((piece) => piece.at >= subscriber.next));
+      const sent = subscriber.next <= first
+        ? send(subscriber, batch, all)
+        : send(
+          subscriber,
+          batch.filter((piece) => piece.at >= subscriber.next),
+        );
       subscriber.next = this.#next;
-      if (!subscriber.write(bytes)) this.#subscribers.delete(subscriber);
+      if (!sent) this.#subscribers.delete(subscriber);
     }
     if (this.#subscribers.size === 0) this.stop();
   }

@@ -9,56 +9,22 @@
 import type {
   ContractView,
   LogEntry,
+  RunEvent,
   RunWord,
   Snapshot,
   ViewSettings,
 } from "../../mod.ts";
+import type { AttemptOutcome, RowData } from "./page/shared.ts";
 
-/** The words for a run's state, as `status --json` spells them. */
-export type RunState = RunWord;
-
-/** One row of the runs page. */
-export interface RunRow {
-  /** The state root's key in URLs (a workspace id, or `r-` + 12 hex). */
-  root: string;
-  /** The run's id (`""` for a root that has never run). */
-  run: string;
-  /** What the operator named: the workspace id, packet or state root. */
-  target: string;
-  /** The packet's name, when known. */
-  packet: string | null;
+/** One row of the runs page (the page's `RowData`, its words typed). */
+export interface RunRow extends RowData {
   /** Where the run stands. */
-  status: RunState;
-  /** Selected prompts completed and selected, e.g. `2/5`. */
-  progress: { completed: number | null; selected: number | null };
-  /** The prompt running now, or the last one the run worked on. */
-  current: { id: string | null; name: string | null };
-  /** That prompt's attempt in this run. */
-  attempt: {
-    number: number | null;
-    mode: string | null;
-    detail: string | null;
-  };
-  /** Milliseconds since the run started (running), or its length. */
-  elapsed_ms: number | null;
-  /** Tokens and cost over the run. */
-  input_tokens: number | null;
-  output_tokens: number | null;
-  cost_usd: number | null;
-  /** Milliseconds since the run's last event. */
-  last_event_age_ms: number | null;
+  status: RunWord;
   /** The runner's lease: alive, gone, on another host, or none. */
   runner: "alive" | "gone" | "other_host" | "none";
 }
 
-/** How an attempt ended, for the timeline's colours. */
-export type AttemptOutcome =
-  | "completed"
-  | "retried"
-  | "repaired"
-  | "failed"
-  | "interrupted"
-  | "running";
+export type { AttemptOutcome };
 
 /** One attempt on the timeline: its span of events and how it ended. */
 export interface TimelineAttempt {
@@ -103,6 +69,8 @@ export interface RenderedEvent {
   type: string;
   /** The rendered lines (possibly none: the view hides the event). */
   lines: string[];
+  /** The event itself, when it changes the timeline (a run page folds it). */
+  event?: RunEvent;
 }
 
 /** A request's outcome to show after a form post without JavaScript. */

@@ -21,88 +21,32 @@ import {
   sameOrigin,
   tokenCookie,
 } from "./_auth.ts";
+import { Hubs } from "./_hub.ts";
 import { RenderCache } from "./_render_cache.ts";
 import type { PageContext } from "./_model.ts";
 import { contractPage, messagePage, runPage, runsPage } from "./_pages.ts";
 import type { RunIndex, WatchedRoot } from "./_runs.ts";
-import { runEventStream, runsStream, SSE_HEADERS, startSeq } from "./_sse.ts";
+import { runEventStream, type StreamedEvents } from "./_run_stream.ts";
+import { runsStream, SSE_HEADERS, startSeq } from "./_sse.ts";
+import {
+  json,
+  notAllowed,
+  notFound,
+  page,
+  readForm,
+  respond,
+  TEXT,
+  text,
+  TooLarge,
+} from "./_responses.ts";
 
-/** The Content-Security-Policy of every response (DESIGN §10). */
-export const CSP = "default-src 'self'; script-src 'self'; " +
-  "style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
-  "form-action 'self'; frame-ancestors 'none'; base-uri 'none'; " +
-  "object-src 'none'";
-
-const SECURITY_HEADERS: Readonly<Record<string, string>> = {
-  "content-security-policy": CSP,
-  "x-content-type-options": "nosniff",
-  "referrer-policy": "no-referrer",
-  "cache-control": "no-store",
-};
-
-const HTML = "text/html; charset=utf-8";
-const JSON_TYPE = "application/json; charset=utf-8";
-const TEXT = "text/plain; charset=utf-8";
+export { CSP, refusal } from "./_responses.ts";
 
 /** The most events one `/rendered` request renders. */
 const MAX_RENDERED = 1_000;
 
-/** Each dashboard's rendered events, one renderer per run and view. */
-const RENDER_CACHES = new WeakMap<RunIndex, RenderCache>();
-
-function renderCache(index: RunIndex): RenderCache {
-  let cache = RENDER_CACHES.get(index);
-  if (cache === undefined) {
-    cache = new RenderCache((ref, from, to) => index.readEvents(ref, from, to));
-    RENDER_CACHES.set(index, cache);
-  }
-  return cache;
-}
-
 /** A run id as the runner writes them. */
 const RUN_ID = /^[A-Za-z0-9._-]{1,128}$/;
-
-/** A response with the security headers. */
-function respond(
-  body: BodyInit | null,
-  status: number,
-  headers: Record<string, string> = {},
-): Response {
-  return new Response(body, {
-    status,
-    headers: { ...SECURITY_HEADERS, ...headers },
-  });
-}
-
-function page(html: string, status = 200): Response {
-  return respond(html, status, { "content-type": HTML });
-}
-
-function json(value: unknown, status = 200): Response {
-  return respond(JSON.stringify(value), status, {
-    "content-type": JSON_TYPE,
-  });
-}
-
-function notFound(message = "There is nothing at this address."): Response {
-  return page(messagePage("Not found", message), 404);
-}
-
-function text(message: string, status: number): Response {
-  return respond(`${message}\n`, status, { "content-type": TEXT });
-}
-
-/** The server's own refusals (400, 408, 503…): text with the security headers. */
-export function refusal(status: number, message: string): Response {
-  return text(message, status);
-}
-
-function notAllowed(allow: string): Response {
-  return respond(`Method not allowed: use ${allow}\n`, 405, {
-    "content-type": TEXT,
-    allow,
-  });
-}
 
 /**
  * The most an action's form may hold (bytes as sent): a steer's text is at
@@ -127,6 +71,39 @@ export interface DashboardOptions {
   author: string;
   /** Aborted when the server stops: every stream ends. */
   stop: AbortSignal;
+}
+
+/**
+ * One dashboard server's state: what it was started with, its runs'
+ * shared followers and its rendered events. Two servers in one process
+ * share none of it.
+ */
+export class Dashboard {
+  /** What it answers with. */
+  readonly options: DashboardOptions;
+  /** Its runs' shared followers, one per run and what it streams. */
+  readonly hubs: Hubs = new Hubs();
+  /** Its rendered events, one renderer per run and view. */
+  readonly renders: RenderCache;
+
+  /** A dashboard answering with `options`; its followers stop with `stop`. */
+  constructor(options: DashboardOptions) {
+    this.options = options;
+    this.renders = new RenderCache((ref, from, to) =>
+      options.index.readEvents(ref, from, to)
+    );
+    if (options.stop.aborted) this.hubs.close();
+    else {
+      options.stop.addEventListener("abort", () => this.hubs.close(), {
+        once: true,
+      });
+    }
+  }
+
+  /** Answers one request (see {@linkcode handleRequest}). */
+  handle(request: Request): Promise<Response> {
+    return handleRequest(this, request);
+  }
 }
 
 /** A run path's parts: `/run/{root}/{run}[/{rest…}]`. */
@@ -178,7 +155,7 @@ function runUrl(path: RunPath): string {
 }
 
 async function rendered(
-  options: DashboardOptions,
+  dashboard: Dashboard,
   path: RunPath,
   query: URLSearchParams,
 ): Promise<Response> {
@@ -191,54 +168,15 @@ async function rendered(
   }
   const ref = { state_root: path.root.state_root, run_id: path.run };
   const last = Math.min(to, from + MAX_RENDERED - 1);
-  const view = await options.index.runView(path.root, path.run);
+  const view = await dashboard.options.index.runView(path.root, path.run);
   return json(
-    await renderCache(options.index).rendered(
+    await dashboard.renders.rendered(
       ref,
       withOverrides(view, query),
       from,
       last,
     ),
   );
-}
-
-/** Thrown when a form is larger than its action allows. */
-class TooLarge extends Error {}
-
-/**
- * An action's form, read as it streams and refused as soon as it passes
- * `limit` (a declared length over it is refused before a byte is read).
- */
-async function readForm(request: Request, limit: number): Promise<Request> {
-  const declared = request.headers.get("content-length");
-  if (declared !== null && Number(declared) > limit) throw new TooLarge();
-  const parts: Uint8Array[] = [];
-  let size = 0;
-  if (request.body !== null) {
-    const reader = request.body.getReader();
-    try {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        size += value.length;
-        if (size > limit) throw new TooLarge();
-        parts.push(value);
-      }
-    } finally {
-      await reader.cancel().catch(() => {});
-    }
-  }
-  const body = new Uint8Array(size);
-  let at = 0;
-  for (const part of parts) {
-    body.set(part, at);
-    at += part.length;
-  }
-  return new Request(request.url, {
-    method: request.method,
-    headers: request.headers,
-    body,
-  });
 }
 
 function refusedAction(
@@ -290,10 +228,11 @@ async function action(
 }
 
 async function route(
-  options: DashboardOptions,
+  dashboard: Dashboard,
   request: Request,
   url: URL,
 ): Promise<Response> {
+  const options = dashboard.options;
   const segments = decodeSegments(url.pathname);
   if (segments === null) return notFound();
   const context: PageContext = { author: options.author };
@@ -319,26 +258,39 @@ async function route(
       if (model === null) return notFound("No such run on this dashboard.");
       return page(runPage(model, context));
     }
-    if (what === "events" && more === undefined) {
+    if (
+      what === "events" && extra.length === 0 &&
+      (more === undefined || more === "rendered")
+    ) {
       // A 404 ends a browser's EventSource; an empty stream would be retried.
       if (!await options.index.hasRun(path.root, path.run)) {
         return notFound("No such run on this dashboard.");
       }
+      const events: StreamedEvents = more === undefined ? { kind: "lines" } : {
+        kind: "rendered",
+        view: withOverrides(
+          await options.index.runView(path.root, path.run),
+          url.searchParams,
+        ),
+        renders: dashboard.renders,
+      };
       // A client that leaves cancels the body, which stops its followers.
       return respond(
         runEventStream(
           options.index,
+          dashboard.hubs,
           path.root,
           ref,
           startSeq(request, url),
           options.stop,
+          events,
         ),
         200,
         SSE_HEADERS as Record<string, string>,
       );
     }
     if (what === "rendered" && more === undefined) {
-      return await rendered(options, path, url.searchParams);
+      return await rendered(dashboard, path, url.searchParams);
     }
     if (what === "contract" && more !== undefined && extra.length === 0) {
       const model = await options.index.pageModel(
@@ -390,9 +342,10 @@ async function route(
  * the route; an unexpected failure is a 500 page.
  */
 export async function handleRequest(
-  options: DashboardOptions,
+  dashboard: Dashboard,
   request: Request,
 ): Promise<Response> {
+  const options = dashboard.options;
   if (!knownHost(request, options.access)) {
     return text(
       `Forbidden: this dashboard is not served at ${
@@ -417,7 +370,7 @@ export async function handleRequest(
     });
   }
   try {
-    return await route(options, request, url);
+    return await route(dashboard, request, url);
   } catch (error) {
     return page(
       messagePage("Internal error", errorText(error)),

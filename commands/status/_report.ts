@@ -7,7 +7,7 @@
  */
 
 import { paint, type Style } from "../../lib/render/ansi.ts";
-import { formatDuration } from "../control/status.ts";
+import { duration } from "../../lib/render/duration.ts";
 import type { StatusRollup } from "../../lib/status/mod.ts";
 
 /** The human words for a run's status (DESIGN §10). */
@@ -58,7 +58,7 @@ function runRow(r: StatusRollup): string {
   if (run.elapsed_ms !== null) {
     parts.push(
       `${run.status === "running" ? "running for" : "ran"} ${
-        formatDuration(run.elapsed_ms)
+        duration(run.elapsed_ms)
       }`,
     );
   }
@@ -100,7 +100,7 @@ function providerRow(r: StatusRollup): string {
   const p = r.provider;
   const parts = [`${p.name ?? "-"}${p.model ? ` / ${p.model}` : ""}`];
   if (p.last_event_age_ms !== null) {
-    parts.push(`last event ${formatDuration(p.last_event_age_ms)} ago`);
+    parts.push(`last event ${duration(p.last_event_age_ms)} ago`);
   }
   if (p.input_tokens !== null) {
     parts.push(

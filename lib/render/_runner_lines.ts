@@ -4,6 +4,7 @@
  * @module
  */
 
+import { duration } from "./duration.ts";
 import type { RunEvent } from "../shared/events.ts";
 import { cut, flatten } from "./_format.ts";
 import type { EventData } from "../shared/events.ts";
@@ -21,7 +22,7 @@ export interface RunnerLine {
 function seconds(ms: unknown): string {
   const value = Number(ms);
   if (!Number.isFinite(value)) return "?";
-  return value < 1000 ? `${value} ms` : `${(value / 1000).toFixed(1)}s`;
+  return duration(value);
 }
 
 /** The first problem of a verification, for one-line modes. */

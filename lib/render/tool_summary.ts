@@ -5,6 +5,7 @@
  * @module
  */
 
+import { duration } from "./duration.ts";
 import {
   cut,
   field,
@@ -165,7 +166,7 @@ export function toolResultText(result: ToolResult, details: boolean): string {
       extra.push(`exit ${code}`);
       if (details && output) extra.push(size(output));
       if (result.duration_ms !== null && result.duration_ms > 2000) {
-        extra.push(`${(result.duration_ms / 1000).toFixed(1)}s`);
+        extra.push(duration(result.duration_ms));
       }
       const cmd = command(input) || name;
       return `${failed ? "Command failed" : "Ran"}: ${cmd} (${

@@ -563,7 +563,7 @@ Deno.test("the page's script parses, builds nodes with textContent only, and nam
   for (
     const needed of [
       '"/runs/stream"',
-      '"/events?after="',
+      '"/events/rendered?"',
       '"/rendered?from="',
       '"snapshot"',
       '"log"',

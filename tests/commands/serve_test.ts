@@ -12,6 +12,7 @@ import { LineReader } from "../_helpers/lines.ts";
 import { readJsonl, startRun, waitForSnapshot } from "../_helpers/live_run.ts";
 import { runCli, spawnCli, waitFor } from "../_helpers/run_cli.ts";
 import { serve } from "../_helpers/serve_process.ts";
+import { sse, type SseMessage } from "../_helpers/sse.ts";
 import { longPrompt, makePacket } from "../_helpers/temp_packet.ts";
 
 const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; " +
@@ -43,52 +44,6 @@ function assertSecurityHeaders(response: Response, what: string): void {
   assert.equal(response.headers.get("x-content-type-options"), "nosniff", what);
   assert.equal(response.headers.get("referrer-policy"), "no-referrer", what);
   assert.equal(response.headers.get("cache-control"), "no-store", what);
-}
-
-/** One SSE message. */
-interface SseMessage {
-  event: string | null;
-  id: string | null;
-  data: string;
-}
-
-/** Reads an SSE response message by message; closes it when left. */
-async function* sse(response: Response): AsyncGenerator<SseMessage> {
-  const reader = response.body!.pipeThrough(new TextDecoderStream())
-    .getReader();
-  let buffer = "";
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return;
-      buffer += value;
-      for (
-        let at = buffer.indexOf("\n\n");
-        at >= 0;
-        at = buffer.indexOf("\n\n")
-      ) {
-        const block = buffer.slice(0, at);
-        buffer = buffer.slice(at + 2);
-        const message: SseMessage = { event: null, id: null, data: "" };
-        const data: string[] = [];
-        for (const line of block.split("\n")) {
-          if (line.startsWith(":")) continue;
-          const colon = line.indexOf(":");
-          const name = colon < 0 ? line : line.slice(0, colon);
-          let value = colon < 0 ? "" : line.slice(colon + 1);
-          if (value.startsWith(" ")) value = value.slice(1);
-          if (name === "event") message.event = value;
-          if (name === "id") message.id = value;
-          if (name === "data") data.push(value);
-        }
-        if (data.length === 0) continue;
-        message.data = data.join("\n");
-        yield message;
-      }
-    }
-  } finally {
-    await reader.cancel().catch(() => {});
-  }
 }
 
 /** Reads a run's event stream until `stopAt` says so; returns events and others. */
