@@ -236,10 +236,14 @@ Deno.test({
       );
       await page.page.select("#view-form [name=thinking]", "hide");
       await submit(page, "#view-form", /^applied$/);
-      const snapshot = await readSnapshot(packet.stateRoot);
-      assert.equal(
-        (snapshot?.view as { thinking?: string } | undefined)?.thinking,
-        "hide",
+      // The plane makes the outcome durable before the runner applies it and
+      // rewrites the snapshot (DESIGN §5), so the snapshot follows shortly.
+      await waitFor(
+        "the snapshot to show thinking: hide",
+        async () =>
+          ((await readSnapshot(packet.stateRoot))?.view as
+            | { thinking?: string }
+            | undefined)?.thinking === "hide",
       );
       const changedAt = (await storedSeqs(packet.stateRoot)).at(-1)!;
       await page.waitUntil(
