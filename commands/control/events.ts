@@ -5,12 +5,12 @@
  */
 
 import {
+  eventByteBatches,
   eventLineBatches,
   type EventsFrom,
-  eventTextBatches,
 } from "../../lib/control/subscribe.ts";
 import { createRenderer } from "../../lib/render/create_renderer.ts";
-import { terminalSink } from "../../lib/render/sinks.ts";
+import { renderEventBatches } from "../../lib/render/sinks.ts";
 import { UsageError } from "../../lib/shared/errors.ts";
 import { DEFAULT_VIEW } from "../../lib/shared/view.ts";
 import { stringFlag, viewFlags } from "../_args.ts";
@@ -87,22 +87,18 @@ async function events(
   const renderer = createRenderer({ ...DEFAULT_VIEW, ...view });
   return await withStopSignals(async (signal) => {
     if (json) {
-      // The stored lines, unchanged: one write per batch of whole lines.
-      for await (const text of eventTextBatches(ref, { from, signal })) {
-        await context.stdout.write(text);
+      // The stored lines, unchanged: one write per block of whole lines.
+      for await (const block of eventByteBatches(ref, { from, signal })) {
+        await context.stdout.writeBytes(block);
       }
       return 0;
     }
-    const sink = terminalSink(
+    await renderEventBatches(
+      eventLineBatches(ref, { from, signal }),
+      renderer,
       (text) => context.stdout.write(text),
-      { color: context.color },
+      { color: context.color, signal },
     );
-    for await (const batch of eventLineBatches(ref, { from, signal })) {
-      for (const { event } of batch) {
-        await sink.event(event, renderer.render(event));
-      }
-    }
-    if (!signal.aborted) await sink.text(renderer.finish());
     return 0;
   });
 }

@@ -7,7 +7,8 @@
  */
 
 import type { RunEvent } from "../shared/events.ts";
-import { terminalSafe } from "./ansi.ts";
+import { terminalSafe, vouchParsed } from "./ansi.ts";
+import type { Renderer } from "./renderer.ts";
 
 /** Something that receives each event with its rendered text. */
 export interface RenderSink {
@@ -48,4 +49,51 @@ export function ndjsonSink(write: WriteText): RenderSink {
     event: (event) => write(JSON.stringify(event) + "\n"),
     text: () => Promise.resolve(),
   };
+}
+
+/** Options for {@linkcode renderEventBatches}. */
+export interface RenderBatchesOptions {
+  /** Keep the renderer's ANSI styling (a terminal without NO_COLOR). */
+  color: boolean;
+  /** When aborted, the renderer's closing text is not written. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Renders batches of events for a terminal (or a pipe) and writes each
+ * batch's text in one write: the bytes a {@linkcode terminalSink} writes
+ * event by event (each event's text made terminal-safe on its own), in a
+ * write per batch instead of one per event. Ends with the renderer's
+ * closing text, unless `signal` was aborted.
+ *
+ * @param batches Batches of events in order (a follower's batches), each
+ * with the line it was parsed from, when there is one.
+ * @param renderer What turns each event into text.
+ * @param write Where the text goes.
+ * @param options Colour, and a signal that skips the closing text.
+ */
+export async function renderEventBatches(
+  batches: AsyncIterable<
+    readonly { readonly event: RunEvent; readonly line?: string }[]
+  >,
+  renderer: Pick<Renderer, "render" | "finish">,
+  write: WriteText,
+  options: RenderBatchesOptions,
+): Promise<void> {
+  const safe = { style: options.color };
+  for await (const batch of batches) {
+    let text = "";
+    for (const { event, line } of batch) {
+      // The event parsed from a line with nothing unsafe in it: its text
+      // need not be made safe string by string.
+      if (line !== undefined) vouchParsed(event, line);
+      const rendered = renderer.render(event);
+      vouchParsed(null);
+      if (rendered !== "") text += terminalSafe(rendered, safe);
+    }
+    if (text !== "") await write(text);
+  }
+  if (options.signal?.aborted) return;
+  const closing = renderer.finish();
+  if (closing !== "") await write(terminalSafe(closing, safe));
 }
