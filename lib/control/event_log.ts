@@ -8,6 +8,7 @@
  */
 
 import { basename } from "node:path";
+import { eventJson } from "../shared/event_json.ts";
 import type { RunEvent, RunStatus } from "../shared/events.ts";
 import {
   anchored,
@@ -109,9 +110,11 @@ export class EventLog {
    */
   append(event: RunEvent): void {
     if (this.#file === null) return;
-    const line = JSON.stringify(event) + "\n";
-    const now = performance.now();
-    if (now - this.#windowStart >= BATCH_MS) {
+    const line = eventJson(event) + "\n";
+    // The wall clock's millisecond: no call into the runtime, as
+    // performance.now() makes (a clock step only shortens a window).
+    const now = Date.now();
+    if (now - this.#windowStart >= BATCH_MS || now < this.#windowStart) {
       this.#windowStart = now;
       this.#windowWrites = 0;
     }
