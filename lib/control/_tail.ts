@@ -35,8 +35,6 @@ export class LineTail {
   /** Where the next unread line starts (`null`: the file's position at the first read). */
   #offset: number | null;
   #skipFirstLine: boolean;
-  /** Whether `#buffer` was handed out by {@linkcode readBytes}: not reused. */
-  #lent = false;
 
   /**
    * Wraps an open file, reading from `offset` (default: the file's current
@@ -82,7 +80,8 @@ export class LineTail {
    * The next block of complete lines as the bytes read (each line with its
    * newline), or `null` when no complete line is there yet: every complete
    * line buffered by one read (up to about 1 MiB), for passing through
-   * unchanged. The bytes are the caller's: the reader never reuses them.
+   * unchanged. They are a view of the reader's buffer, valid until the
+   * next read: memory stays flat.
    */
   async readBytes(): Promise<Uint8Array | null> {
     this.#offset ??= await this.#file.seek(0, Deno.SeekMode.Current);
@@ -93,7 +92,6 @@ export class LineTail {
       if (end < 0) return null;
     }
     let bytes = this.#buffer.subarray(this.#start, end + 1);
-    this.#lent = true;
     this.#offset += bytes.length;
     this.#start = end + 1;
     if (this.#skipFirstLine) {
@@ -122,10 +120,6 @@ export class LineTail {
   async #refill(): Promise<void> {
     this.#start = 0;
     this.#filled = 0;
-    if (this.#lent) {
-      this.#buffer = new Uint8Array(this.#buffer.length);
-      this.#lent = false;
-    }
     await this.#file.seek(this.#offset!, Deno.SeekMode.Start);
     let whole = false;
     for (;;) {

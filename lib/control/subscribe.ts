@@ -311,9 +311,9 @@ export function eventTextBatches(
 
 /**
  * Follows a run's events as stored bytes: what {@linkcode eventTextBatches}
- * delivers, encoded, in blocks of up to 1 MiB, each the caller's own; a
- * block of verified lines, all delivered, passes through as read. Requires
- * `--allow-read`; throws as {@linkcode eventTextBatches} does.
+ * delivers, encoded, in blocks of up to 1 MiB valid until the next is asked
+ * for; a block of verified lines, all delivered, passes through as read.
+ * Requires `--allow-read`; throws as {@linkcode eventTextBatches} does.
  */
 export function eventByteBatches(
   ref: RunRef,

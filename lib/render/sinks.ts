@@ -60,10 +60,11 @@ export interface RenderBatchesOptions {
 }
 
 /**
- * Renders batches of events for a terminal (or a pipe) and writes each
- * batch's text in one write: the bytes a {@linkcode terminalSink} writes
- * event by event (each event's text made terminal-safe on its own), in a
- * write per batch instead of one per event. Ends with the renderer's
+ * Renders batches of events for a terminal (or a pipe) and writes their
+ * text a batch or more at a time: the bytes a {@linkcode terminalSink}
+ * writes event by event (each event's text made terminal-safe on its own),
+ * in one write for the batches that are there at once (a replay's) and at
+ * once for a batch that came alone (a follower's). Ends with the renderer's
  * closing text, unless `signal` was aborted.
  *
  * @param batches Batches of events in order (a follower's batches), each
@@ -81,8 +82,22 @@ export async function renderEventBatches(
   options: RenderBatchesOptions,
 ): Promise<void> {
   const safe = { style: options.color };
-  for await (const batch of batches) {
-    let text = "";
+  const iterator = batches[Symbol.asyncIterator]();
+  let text = "";
+  for (;;) {
+    // Batches already read come at once: their text is written together,
+    // when enough waits or when the next batch must wait for the file.
+    const next = iterator.next();
+    if (text !== "") {
+      // (A failing batch writes what came before it first.)
+      const waiting = await ready(next);
+      if (waiting || text.length >= FLUSH_CHARS) {
+        await write(text);
+        text = "";
+      }
+    }
+    const { done, value: batch } = await next;
+    if (done) break;
     for (const { event, line } of batch) {
       // The event parsed from a line with nothing unsafe in it: its text
       // need not be made safe string by string.
@@ -91,9 +106,28 @@ export async function renderEventBatches(
       vouchParsed(null);
       if (rendered !== "") text += terminalSafe(rendered, safe);
     }
-    if (text !== "") await write(text);
   }
+  if (text !== "") await write(text);
   if (options.signal?.aborted) return;
   const closing = renderer.finish();
   if (closing !== "") await write(terminalSafe(closing, safe));
+}
+
+/** Rendered text written at once, at most (about). */
+const FLUSH_CHARS = 256 * 1024;
+
+/**
+ * Whether `next` still waits once the event loop has turned (it waits for
+ * the file), or failed; `false` when it settled first.
+ */
+async function ready(next: Promise<unknown>): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const turn = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(true), 0);
+  });
+  try {
+    return await Promise.race([next.then(() => false, () => true), turn]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
