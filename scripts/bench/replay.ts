@@ -40,7 +40,7 @@ async function rendered(stream: StreamRoot, cat: number[]): Promise<BenchRow> {
       } MB) → /dev/null`,
     baseline: `cat: ${(catRate / 1e9).toFixed(2)} GB/s`,
     result: failed === 0 ? `${(rate / 1e6).toFixed(0)} MB/s` : `exit ${failed}`,
-    ratio: `${(median(ours) / median(cat)).toFixed(0)}× cat's time`,
+    ratio: `${(median(ours) / median(cat)).toFixed(0)}×`,
     target: "≥ 50 MB/s",
     met: failed === 0 && rate >= 50e6,
     note: `median of 3; ${
