@@ -58,11 +58,28 @@ export class LineTail {
    * 120 KiB, or one line when a line is longer than that.
    */
   async readText(): Promise<string | null> {
+    const bytes = await this.#next(BATCH_BYTES);
+    return bytes === null ? null : this.#decoder.decode(bytes);
+  }
+
+  /**
+   * The next block of complete lines as the bytes read (each line with its
+   * newline), or `null` when no complete line is there yet: every complete
+   * line buffered by one read (up to about 1 MiB), for passing through
+   * unchanged. They are a view of the reader's buffer, valid until the
+   * next read: memory stays flat.
+   */
+  readBytes(): Promise<Uint8Array | null> {
+    return this.#next(Infinity);
+  }
+
+  /** The next complete lines, up to about `batchBytes` of them, or `null`. */
+  async #next(batchBytes: number): Promise<Uint8Array | null> {
     this.#offset ??= await this.#file.seek(0, Deno.SeekMode.Current);
-    let end = this.#batchEnd();
+    let end = this.#batchEnd(batchBytes);
     if (end < 0) {
       await this.#refill();
-      end = this.#batchEnd();
+      end = this.#batchEnd(batchBytes);
       if (end < 0) return null;
     }
     let bytes = this.#buffer.subarray(this.#start, end + 1);
@@ -73,36 +90,11 @@ export class LineTail {
       const first = bytes.indexOf(NEWLINE);
       bytes = bytes.subarray(first + 1);
     }
-    return this.#decoder.decode(bytes);
-  }
-
-  /**
-   * The next block of complete lines as the bytes read (each line with its
-   * newline), or `null` when no complete line is there yet: every complete
-   * line buffered by one read (up to about 1 MiB), for passing through
-   * unchanged. They are a view of the reader's buffer, valid until the
-   * next read: memory stays flat.
-   */
-  async readBytes(): Promise<Uint8Array | null> {
-    this.#offset ??= await this.#file.seek(0, Deno.SeekMode.Current);
-    let end = this.#batchEnd(Infinity);
-    if (end < 0) {
-      await this.#refill();
-      end = this.#batchEnd(Infinity);
-      if (end < 0) return null;
-    }
-    let bytes = this.#buffer.subarray(this.#start, end + 1);
-    this.#offset += bytes.length;
-    this.#start = end + 1;
-    if (this.#skipFirstLine) {
-      this.#skipFirstLine = false;
-      bytes = bytes.subarray(bytes.indexOf(NEWLINE) + 1);
-    }
     return bytes;
   }
 
   /** The index of the newline ending the next batch in the buffer, or -1. */
-  #batchEnd(batchBytes = BATCH_BYTES): number {
+  #batchEnd(batchBytes: number): number {
     const limit = Math.min(this.#start + batchBytes, this.#filled);
     const at = this.#buffer.subarray(this.#start, limit).lastIndexOf(NEWLINE);
     if (at >= 0) return this.#start + at;
