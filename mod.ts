@@ -189,6 +189,11 @@ export {
   type StatusRollup,
   type UnmetItem,
 } from "./lib/status/mod.ts";
-export { currentSnapshot, eventLineBatches } from "./lib/control/mod.ts";
+export {
+  currentSnapshot,
+  eventByteBatches,
+  eventLineBatches,
+  eventTextBatches,
+} from "./lib/control/mod.ts";
 export { CLAUSES, loadPacket } from "./lib/packet/mod.ts";
 export { DEFAULT_VIEW } from "./lib/shared/mod.ts";

@@ -24,6 +24,7 @@ export interface ByteSink {
 }
 
 const encoder = new TextEncoder();
+const decoder = new TextDecoder();
 
 /** Options for a {@linkcode Writer}. */
 export interface WriterOptions {
@@ -68,7 +69,23 @@ export class Writer {
    */
   async write(text: string): Promise<void> {
     if (this.#closed) throw new StdoutClosedError();
-    const bytes = encoder.encode(this.#safe ? terminalSafe(text) : text);
+    await this.writeBytes(
+      encoder.encode(this.#safe ? terminalSafe(text) : text),
+    );
+  }
+
+  /**
+   * Writes bytes in full, as they are: for text already encoded (stored
+   * lines passed through). A terminal-safe writer decodes them and writes
+   * the text made safe.
+   *
+   * @throws {StdoutClosedError} when the reader has gone away.
+   */
+  async writeBytes(bytes: Uint8Array): Promise<void> {
+    if (this.#closed) throw new StdoutClosedError();
+    if (this.#safe) {
+      bytes = encoder.encode(terminalSafe(decoder.decode(bytes)));
+    }
     let offset = 0;
     try {
       while (offset < bytes.length) {

@@ -39,6 +39,10 @@ class ForwardingWriter extends Writer {
     return this.#gone;
   }
 
+  override async writeBytes(bytes: Uint8Array): Promise<void> {
+    await this.write(new TextDecoder().decode(bytes));
+  }
+
   override async write(text: string): Promise<void> {
     if (this.#gone) throw new StdoutClosedError();
     const id = nextWrite++;

@@ -47,36 +47,30 @@ async function replay(
   const { from, view } = prepared;
   // The work's modules: loaded by the worker, never by the planner.
   const { currentRun } = await import("../../lib/control/current_run.ts");
-  const subscribe = await import("../../lib/control/events.ts");
+  const { eventByteBatches, eventLineBatches } = await import(
+    "../../lib/control/events.ts"
+  );
   const { createRenderer } = await import(
     "../../lib/render/create_renderer.ts"
   );
-  const { terminalSink } = await import("../../lib/render/sinks.ts");
+  const { renderEventBatches } = await import("../../lib/render/sinks.ts");
   const ref = await currentRun(location.state_root);
   const json = values.json === true;
   const renderer = createRenderer({ ...DEFAULT_VIEW, ...view });
   return await withStopSignals(async (signal) => {
     if (json) {
-      // The stored lines, unchanged: one write per batch of whole lines.
-      for await (
-        const text of subscribe.eventTextBatches(ref, { from, signal })
-      ) {
-        await context.stdout.write(text);
+      // The stored lines, unchanged: one write per block of whole lines.
+      for await (const block of eventByteBatches(ref, { from, signal })) {
+        await context.stdout.writeBytes(block);
       }
       return 0;
     }
-    const sink = terminalSink(
+    await renderEventBatches(
+      eventLineBatches(ref, { from, signal }),
+      renderer,
       (text) => context.stdout.write(text),
-      { color: context.color },
+      { color: context.color, signal },
     );
-    for await (
-      const batch of subscribe.eventLineBatches(ref, { from, signal })
-    ) {
-      for (const { event } of batch) {
-        await sink.event(event, renderer.render(event));
-      }
-    }
-    if (!signal.aborted) await sink.text(renderer.finish());
     return 0;
   });
 }

@@ -185,3 +185,60 @@ function keptLines(
   if (keepFrom < to) out += all.slice(keepFrom, to);
   return out;
 }
+
+const decoder = new TextDecoder();
+const encoder = new TextEncoder();
+/**
+ * Bytes decoded at once: below the size V8 keeps apart from its young
+ * generation, so a long replay's memory stays flat.
+ */
+const CHUNK_BYTES = 120 * 1024;
+const NEWLINE = 0x0a;
+
+/** Where the chunk of whole lines starting at `at` ends (after its newline). */
+function chunkEnd(bytes: Uint8Array, at: number): number {
+  const limit = Math.min(at + CHUNK_BYTES, bytes.length);
+  const last = bytes.subarray(at, limit).lastIndexOf(NEWLINE);
+  if (last >= 0) return at + last + 1;
+  const beyond = bytes.indexOf(NEWLINE, limit);
+  return beyond >= 0 ? beyond + 1 : bytes.length;
+}
+
+/**
+ * The same lines as {@linkcode selectText}, from a block of bytes read
+ * from the stream (complete lines), decoded a chunk of lines at a time:
+ * the block itself when every line in it is delivered and each chunk's
+ * text reads back to the same bytes (valid UTF-8, no leading byte-order
+ * mark: what a decode and an encode would give), so a verified block
+ * passes through as it was read; otherwise the delivered lines' text,
+ * encoded (`null` when there is none).
+ */
+export function selectBytes(
+  bytes: Uint8Array,
+  state: SelectState,
+): { batch: Uint8Array | null; finished: boolean } {
+  const texts: string[] = [];
+  let whole = true;
+  for (let at = 0; at < bytes.length;) {
+    const end = chunkEnd(bytes, at);
+    const chunk = bytes.subarray(at, end);
+    const text = decoder.decode(chunk);
+    const selected = selectText(text, state);
+    texts.push(selected.text);
+    // The delivered lines are whole lines of `text` in order: as long as
+    // it, they are all of it.
+    whole &&= selected.text.length === text.length &&
+      !(chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) &&
+      !text.includes("\ufffd");
+    at = end;
+    if (selected.finished && !continuable(state.ended)) {
+      whole &&= at === bytes.length;
+      break;
+    }
+  }
+  const out = whole ? bytes : encoder.encode(texts.join(""));
+  return {
+    batch: out.length > 0 ? out : null,
+    finished: (state.ended ?? null) !== null,
+  };
+}

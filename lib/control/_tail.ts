@@ -9,6 +9,10 @@
 import { basename } from "../shared/posix_path.ts";
 
 const POLL_MS = 500;
+/** A change this soon after the one before means the file is busy… */
+const BUSY_MS = 3;
+/** …and its changes are then taken together, this long after the first. */
+const COALESCE_MS = 2;
 /**
  * Bytes of lines per batch: memory stays flat however long the file is (and
  * a batch's text stays below the size V8 keeps apart from its young
@@ -54,11 +58,28 @@ export class LineTail {
    * 120 KiB, or one line when a line is longer than that.
    */
   async readText(): Promise<string | null> {
+    const bytes = await this.#next(BATCH_BYTES);
+    return bytes === null ? null : this.#decoder.decode(bytes);
+  }
+
+  /**
+   * The next block of complete lines as the bytes read (each line with its
+   * newline), or `null` when no complete line is there yet: every complete
+   * line buffered by one read (up to about 1 MiB), for passing through
+   * unchanged. They are a view of the reader's buffer, valid until the
+   * next read: memory stays flat.
+   */
+  readBytes(): Promise<Uint8Array | null> {
+    return this.#next(Infinity);
+  }
+
+  /** The next complete lines, up to about `batchBytes` of them, or `null`. */
+  async #next(batchBytes: number): Promise<Uint8Array | null> {
     this.#offset ??= await this.#file.seek(0, Deno.SeekMode.Current);
-    let end = this.#batchEnd();
+    let end = this.#batchEnd(batchBytes);
     if (end < 0) {
       await this.#refill();
-      end = this.#batchEnd();
+      end = this.#batchEnd(batchBytes);
       if (end < 0) return null;
     }
     let bytes = this.#buffer.subarray(this.#start, end + 1);
@@ -69,12 +90,12 @@ export class LineTail {
       const first = bytes.indexOf(NEWLINE);
       bytes = bytes.subarray(first + 1);
     }
-    return this.#decoder.decode(bytes);
+    return bytes;
   }
 
   /** The index of the newline ending the next batch in the buffer, or -1. */
-  #batchEnd(): number {
-    const limit = Math.min(this.#start + BATCH_BYTES, this.#filled);
+  #batchEnd(batchBytes: number): number {
+    const limit = Math.min(this.#start + batchBytes, this.#filled);
     const at = this.#buffer.subarray(this.#start, limit).lastIndexOf(NEWLINE);
     if (at >= 0) return this.#start + at;
     // A line longer than a batch: up to its end, when it is in the buffer.
@@ -131,9 +152,12 @@ export class LineTail {
 /** Wakes a waiting reader when a directory changes, or after a poll period. */
 export class DirWaker {
   #watcher: Deno.FsWatcher | null = null;
-  #wake: (() => void) | null = null;
+  #wake: ((busy: boolean) => void) | null = null;
   /** A change seen while nobody waited: the next wait ends at once. */
   #missed = false;
+  #lastChange = -Infinity;
+  /** Whether the last change came within {@linkcode BUSY_MS} of the one before. */
+  #busy = false;
   #pump: Promise<void> = Promise.resolve();
 
   /**
@@ -167,18 +191,24 @@ export class DirWaker {
   /**
    * Ends the current wait, or the next one when nobody waits: a change that
    * lands between a reader's last read and its wait is not slept through.
+   * While changes come every few milliseconds (a busy writer), the wait
+   * ends {@linkcode COALESCE_MS} after the change instead, so that one read
+   * takes several appends: a busy follower wakes less often, a quiet one
+   * as soon as a line lands.
    */
   wake(): void {
+    const now = performance.now();
+    this.#busy = now - this.#lastChange < BUSY_MS;
+    this.#lastChange = now;
     if (this.#wake === null) this.#missed = true;
-    else this.#wake();
+    else this.#wake(this.#busy);
   }
 
   /** Waits for a change in the directory, a poll period, or an abort. */
   wait(signal?: AbortSignal, ms = POLL_MS): Promise<void> {
-    if (this.#missed) {
-      this.#missed = false;
-      return Promise.resolve();
-    }
+    const settle = this.#missed ? (this.#busy ? COALESCE_MS : 0) : null;
+    this.#missed = false;
+    if (settle === 0) return Promise.resolve();
     return new Promise((resolve) => {
       const done = (): void => {
         clearTimeout(timer);
@@ -186,8 +216,14 @@ export class DirWaker {
         this.#wake = null;
         resolve();
       };
-      const timer = setTimeout(done, ms);
-      this.#wake = done;
+      const settling = (): void => {};
+      let timer = setTimeout(done, settle ?? ms);
+      this.#wake = settle !== null ? settling : (busy) => {
+        if (!busy) return done();
+        clearTimeout(timer);
+        timer = setTimeout(done, COALESCE_MS);
+        this.#wake = settling;
+      };
       signal?.addEventListener("abort", done, { once: true });
     });
   }

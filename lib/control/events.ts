@@ -103,6 +103,29 @@ export async function* eventTextBatches(
 }
 
 /**
+ * Follows a run's events as their stored bytes: the text
+ * {@linkcode eventTextBatches} delivers, encoded, in blocks. A block may be
+ * a view of the transport's read buffer (over files, a block of verified
+ * lines passes through as it was read), valid only until the next block is
+ * asked for: write or copy it before asking for the next.
+ *
+ * Requires `--allow-read`.
+ *
+ * @param ref The run to follow.
+ * @param options Where to start, and a signal to stop early.
+ * @returns Blocks (never empty) of whole lines.
+ * @throws {NotFoundError} when the state root has no record of the run.
+ * @throws {RunLostError} when the runner is gone, or another run took over
+ * the state root, before `run_finished`.
+ */
+export async function* eventByteBatches(
+  ref: RunRef,
+  options: EventsOptions = {},
+): AsyncGenerator<Uint8Array> {
+  yield* transportOf(ref).eventByteBatches(ref, options);
+}
+
+/**
  * Follows a run's events as stored lines, one at a time: what
  * {@linkcode eventLineBatches} delivers, unbatched.
  *

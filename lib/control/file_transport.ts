@@ -11,7 +11,11 @@ import { readRequestOutcome } from "./_file_outcome.ts";
 import { followRunLog, readRunLog } from "./_file_log.ts";
 import { requireRunning, type SentRequest, writeRequest } from "./request.ts";
 import { readStateRootSnapshot } from "./snapshot.ts";
-import { fileEventLineBatches, fileEventTextBatches } from "./subscribe.ts";
+import {
+  fileEventByteBatches,
+  fileEventLineBatches,
+  fileEventTextBatches,
+} from "./subscribe.ts";
 import type { Transport } from "./transport.ts";
 
 /**
@@ -23,6 +27,7 @@ export const fileTransport: Transport = {
   readSnapshot: readStateRootSnapshot,
   eventLineBatches: fileEventLineBatches,
   eventTextBatches: fileEventTextBatches,
+  eventByteBatches: fileEventByteBatches,
   log: readRunLog,
   followLog: followRunLog,
   async submit(ref, request): Promise<SentRequest> {

@@ -25,6 +25,7 @@ export { type Snapshot } from "./snapshot.ts";
 export { type LogEntry, type Outcome } from "./log_entry.ts";
 export { followLog, log } from "./read_log.ts";
 export {
+  eventByteBatches,
   type EventLine,
   eventLineBatches,
   eventLines,

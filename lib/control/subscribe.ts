@@ -27,6 +27,7 @@ import {
 } from "./_liveness.ts";
 import {
   type EventLine,
+  selectBytes,
   selectLines,
   type SelectState,
   selectText,
@@ -88,13 +89,14 @@ async function endsMidLine(file: Deno.FsFile, size: number): Promise<boolean> {
 const CHECK_MS = 250;
 
 /** The events of a run, read batch by batch with `select`. */
-async function* follow<T>(
+async function* follow<T, C = string>(
   ref: RunRef,
   options: EventsOptions,
-  select: (text: string, state: SelectState) => {
+  select: (chunk: C, state: SelectState) => {
     batch: T | null;
     finished: boolean;
   },
+  read: "readText" | "readBytes" = "readText",
 ): AsyncGenerator<T> {
   const paths = controlPaths(ref.state_root);
   const current = await readSnapshotFile(paths.snapshot, ref.state_root);
@@ -145,15 +147,16 @@ async function* follow<T>(
     failure: { error: unknown } | null;
   } = { running: null, verdict: null, failure: null };
   let ending: RunLostError | null = null;
+  const next = async (t: LineTail) => (await t[read]()) as C | null;
   /** Lines read past an interrupted end, to deliver next. */
-  let after: string | null = null;
+  let after: C | null = null;
   try {
     for (;;) {
       if (tail === null) {
         file = await openIfExists(path, ref);
         if (file !== null) tail = new LineTail(file, false, 0);
       }
-      const text = after ?? (tail === null ? null : await tail.readText());
+      const text = after ?? (tail === null ? null : await next(tail));
       after = null;
       if (text !== null) {
         const { batch, finished } = select(text, state);
@@ -161,7 +164,7 @@ async function* follow<T>(
         if (!finished) continue;
         // An interrupted run ends here unless it was resumed: then its
         // stream already goes on after this run_finished.
-        if (state.ended === "interrupted") after = await tail!.readText();
+        if (state.ended === "interrupted") after = await next(tail!);
         if (after === null) return;
         continue;
       }
@@ -250,4 +253,17 @@ export function fileEventTextBatches(
       finished: selected.finished,
     };
   });
+}
+
+/**
+ * Follows a run's events as stored bytes: what {@linkcode fileEventTextBatches}
+ * delivers, encoded, in blocks of up to 1 MiB valid until the next is asked
+ * for; a block of verified lines, all delivered, passes through as read.
+ * Requires `--allow-read`; throws as {@linkcode fileEventTextBatches} does.
+ */
+export function fileEventByteBatches(
+  ref: RunRef,
+  options: EventsOptions = {},
+): AsyncGenerator<Uint8Array> {
+  return follow(ref, options, selectBytes, "readBytes");
 }

@@ -69,6 +69,16 @@ export interface Transport extends TransportName {
    * bytes a `--json` follower passes through.
    */
   eventTextBatches(ref: RunRef, options: EventsOptions): AsyncIterable<string>;
+  /**
+   * The same text as {@linkcode Transport.eventTextBatches}, as bytes: a
+   * block may be a view of the transport's read buffer, valid only until
+   * the next block is asked for (so a `--json` follower writes verified
+   * blocks through without copying or re-encoding them).
+   */
+  eventByteBatches(
+    ref: RunRef,
+    options: EventsOptions,
+  ): AsyncIterable<Uint8Array>;
   /** Reads a run's audit log entries, oldest first. */
   log(ref: RunRef): Promise<LogEntry[]>;
   /**

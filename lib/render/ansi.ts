@@ -57,6 +57,8 @@ const SEQUENCE = new RegExp(
 const UNSAFE = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/;
 // deno-lint-ignore no-control-regex
 const STYLE = /^\x1b\[[0-9;]*m$/;
+// deno-lint-ignore no-control-regex
+const SGR = /\x1b\[[0-9;]*m/g;
 
 /** Options for {@linkcode terminalSafe}. */
 export interface TerminalSafeOptions {
@@ -90,6 +92,10 @@ export function terminalSafe(
   options: TerminalSafeOptions = {},
 ): string {
   if (!UNSAFE.test(text)) return text;
+  // Most often the only escapes are a renderer's own styling: then the full
+  // scan would remove just those, or keep them all with `style`.
+  const plain = text.replace(SGR, "");
+  if (!UNSAFE.test(plain)) return options.style === true ? text : plain;
   return text.replace(
     SEQUENCE,
     (found) => options.style === true && STYLE.test(found) ? found : "",
@@ -119,9 +125,32 @@ export function terminalSafeData<T>(value: T): T {
   return safeValue(value) as T;
 }
 
+// A raw control or C1 character, or an escape that may decode to one.
+// deno-lint-ignore no-control-regex
+const UNSAFE_IN_JSON = /[\x00-\x1f\x7f-\x9f]|\\[bfru]/;
+/** The value last vouched for: parsed from JSON text with nothing unsafe in it. */
+let vouched: object | null = null;
+
+/**
+ * Notes that `value` was parsed from `json` (by `JSON.parse`), or encoded
+ * to it (by `JSON.stringify`, of plain data), so that
+ * {@linkcode terminalSafeData} need not walk it when the text shows that
+ * no string in it can hold anything unsafe: no control or C1 character,
+ * and no escape (`\b`, `\f`, `\r`, `\u…`) that could decode to one. One
+ * value at a time (each call replaces the last); `null` forgets it. The
+ * value must not be changed while it is vouched for.
+ *
+ * @returns Whether the value was vouched for.
+ */
+export function vouchParsed(value: object | null, json = ""): boolean {
+  vouched = value !== null && !UNSAFE_IN_JSON.test(json) ? value : null;
+  return vouched !== null;
+}
+
 /** The value itself when nothing in it needs changing (no copy), else a safe copy. */
 function safeValue(value: unknown): unknown {
   if (typeof value === "string") return terminalSafe(value);
+  if (value === vouched && value !== null) return value;
   if (Array.isArray(value)) {
     let copy: unknown[] | null = null;
     for (let i = 0; i < value.length; i++) {

@@ -11,8 +11,10 @@ import {
   readWorktreeDiffs,
   type RenderContext,
 } from "../render/worktree_diff.ts";
+import { vouchParsed } from "../render/ansi.ts";
 import type { Renderer } from "../render/renderer.ts";
 import { ndjsonSink, type RenderSink, terminalSink } from "../render/sinks.ts";
+import { encodedJson } from "../shared/event_json.ts";
 import type { RunEvent } from "../shared/events.ts";
 import type { ViewSettings } from "../shared/view.ts";
 import type { RunOutput } from "./run_options.ts";
@@ -91,7 +93,13 @@ export class EventOutput {
         input: data.tool_input ?? {},
       });
     }
-    const text = this.#renderer.render(event, await this.#renderContext(event));
+    const context = await this.#renderContext(event);
+    // The stream's line of the event, when it has one, shows whether the
+    // event's text needs making safe.
+    const json = encodedJson(event);
+    if (json !== null) vouchParsed(event, json);
+    const text = this.#renderer.render(event, context);
+    vouchParsed(null);
     if (this.#outputSink) await this.#outputSink.event(event, text);
     if (this.#transcript) await this.#transcript.sink.event(event, text);
   }

@@ -2,7 +2,8 @@
 /**
  * Replay throughput and memory: `control events ROOT --from start --json`
  * of 1M and 2M realistic events into /dev/null, against `cat` of the same
- * file in the same run (medians; peak RSS from `/usr/bin/time`).
+ * file in the same run (medians; peak RSS from `/usr/bin/time`); and the
+ * 1M replay with the default rendering (compact, no colour).
  *
  *   deno run --allow-read --allow-write --allow-run --allow-env --allow-sys=hostname,uid scripts/bench/replay.ts [--json]
  *
@@ -10,9 +11,43 @@
  */
 
 import { type BenchRow, median, progress, report } from "./_bench.ts";
-import { controlEvents, makeStreamRoot, measure } from "./_event_stream.ts";
+import {
+  controlEvents,
+  makeStreamRoot,
+  measure,
+  type StreamRoot,
+} from "./_event_stream.ts";
 
 const MiB = 1024 * 1024;
+
+/** The default rendering of a stream: 3 runs beside more of `cat`. */
+async function rendered(stream: StreamRoot, cat: number[]): Promise<BenchRow> {
+  const ours: number[] = [];
+  let failed = 0;
+  for (let i = 0; i < 3; i++) {
+    cat.push((await measure(["cat", stream.file])).ms);
+    const run = await measure(controlEvents(stream.root, "--from", "start"));
+    if (run.code !== 0) failed = run.code;
+    ours.push(run.ms);
+    progress(`rendered: control events ${run.ms.toFixed(0)} ms`);
+  }
+  const rate = stream.bytes / (median(ours) / 1000);
+  const catRate = stream.bytes / (median(cat) / 1000);
+  return {
+    measure:
+      `replay \`control events --from start\` (default rendering), 1M events (${
+        (stream.bytes / 1e6).toFixed(0)
+      } MB) → /dev/null`,
+    baseline: `cat: ${(catRate / 1e9).toFixed(2)} GB/s`,
+    result: failed === 0 ? `${(rate / 1e6).toFixed(0)} MB/s` : `exit ${failed}`,
+    ratio: `${(median(ours) / median(cat)).toFixed(0)}×`,
+    target: "≥ 50 MB/s",
+    met: failed === 0 && rate >= 50e6,
+    note: `median of 3; ${
+      (median(ours) / 1000).toFixed(2)
+    } s; stdout is no terminal, so no colour`,
+  };
+}
 
 async function main(): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "prompt_runner_replay_" });
@@ -76,6 +111,7 @@ async function main(): Promise<void> {
           note: `median of ${repeats}`,
         });
       }
+      if (events === 1_000_000) rows.push(await rendered(stream, cat));
       await Deno.remove(stream.root, { recursive: true });
     }
     report(rows);

@@ -6,7 +6,9 @@
  * and with a `control status --json` poller subprocess in a loop. Medians
  * of repeats, each case interleaved with the baseline in the same run.
  *
- * Also prints where a plane run's time goes: the plane's hooks
+ * Each row's note gives the runner process's CPU time beside the
+ * baseline's too (`process.cpuUsage()`), which neighbours on a shared
+ * machine disturb less than wall time. Also prints where a plane run's time goes: the plane's hooks
  * (`observe`, `boundary`) timed with `performance.now()` around them, so
  * the plane's share can be told from the runner's (transcripts, renderer).
  *
@@ -16,6 +18,7 @@
  */
 
 import { join } from "node:path";
+import process from "node:process";
 import { parseArgs } from "node:util";
 import { ControlPlane } from "../../lib/control/plane.ts";
 import { runPacket } from "../../lib/runner/mod.ts";
@@ -91,7 +94,7 @@ async function timeRun(
   stateRoot: string | null,
   load: Load,
   spans?: Spans,
-): Promise<{ ms: number; events: number }> {
+): Promise<{ ms: number; cpuMs: number; events: number }> {
   let loadProcess: Deno.ChildProcess | null = null;
   let poller: Promise<void> = Promise.resolve();
   let polling = true;
@@ -122,12 +125,14 @@ async function timeRun(
     hooks = timed(new ControlPlane(stateRoot), spans);
   }
   const start = performance.now();
+  const cpu = process.cpuUsage();
   const result = await runPacket(dir, {
     stateRoot,
     onEvent,
     ...(hooks === undefined ? {} : { hooks }),
   });
   const ms = performance.now() - start;
+  const used = process.cpuUsage(cpu);
   polling = false;
   await poller;
   if (loadProcess !== null) {
@@ -136,7 +141,7 @@ async function timeRun(
     if (!status.success) throw new Error(`follower exited ${status.code}`);
   }
   if (result.status !== "completed") throw new Error(`run ${result.status}`);
-  return { ms, events: count };
+  return { ms, cpuMs: (used.user + used.system) / 1000, events: count };
 }
 
 export async function main(): Promise<void> {
@@ -160,11 +165,16 @@ export async function main(): Promise<void> {
     for (const [measure, load, target] of cases) {
       const base: number[] = [];
       const ours: number[] = [];
+      const baseCpu: number[] = [];
+      const oursCpu: number[] = [];
       let events = 0;
       for (let i = 0; i < repeats; i++) {
-        base.push((await timeRun(dir, null, "none")).ms);
+        const memory = await timeRun(dir, null, "none");
+        base.push(memory.ms);
+        baseCpu.push(memory.cpuMs);
         const run = await timeRun(dir, join(dir, `root-${n++}`), load);
         ours.push(run.ms);
+        oursCpu.push(run.cpuMs);
         events = run.events;
         progress(
           `${load}: in memory ${base.at(-1)!.toFixed(0)} ms, plane ${
@@ -182,7 +192,11 @@ export async function main(): Promise<void> {
         ratio: ratio(o, b),
         target,
         met: o / b <= limit,
-        note: `${events} events, median of ${repeats}`,
+        note: `${events} events, median of ${repeats}; the runner's CPU time ${
+          ratio(median(oursCpu), median(baseCpu))
+        } (${median(oursCpu).toFixed(0)} vs ${
+          median(baseCpu).toFixed(0)
+        } ms in memory: what a busy machine disturbs least)`,
       });
     }
     // Where the time goes: the plane's hooks, timed, in a run of their own.

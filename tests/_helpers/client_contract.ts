@@ -12,6 +12,7 @@
 import assert from "node:assert/strict";
 import { currentRun, snapshot } from "../../lib/control/current_run.ts";
 import {
+  eventByteBatches,
   eventLineBatches,
   events,
   eventTextBatches,
@@ -188,7 +189,7 @@ export function clientContractTests(
     await h.close("run-a", "completed");
   });
 
-  test("eventLineBatches() carry each event with its stored line, and eventTextBatches() the same bytes", async (h) => {
+  test("eventLineBatches() carry each event with its stored line, and eventTextBatches() and eventByteBatches() the same bytes", async (h) => {
     await h.open("run-a");
     await record(h, "run-a", 3);
     await h.observe(finished("run-a", 4));
@@ -204,6 +205,13 @@ export function clientContractTests(
     let text = "";
     for await (const batch of eventTextBatches(h.ref("run-a"))) text += batch;
     assert.equal(text, lines.map((line) => line + "\n").join(""));
+    const decoder = new TextDecoder();
+    let bytes = "";
+    for await (const block of eventByteBatches(h.ref("run-a"))) {
+      assert.ok(block.length > 0, "an empty block");
+      bytes += decoder.decode(block, { stream: true });
+    }
+    assert.equal(bytes + decoder.decode(), text);
     await h.close("run-a", "completed");
   });
 

@@ -280,6 +280,16 @@ export class MemoryTransport implements Transport, ContractTransport {
     }
   }
 
+  async *eventByteBatches(
+    ref: RunRef,
+    options: EventsOptions,
+  ): AsyncGenerator<Uint8Array> {
+    const encoder = new TextEncoder();
+    for await (const text of this.eventTextBatches(ref, options)) {
+      yield encoder.encode(text);
+    }
+  }
+
   log(ref: RunRef): Promise<LogEntry[]> {
     return Promise.resolve(
       this.#home(ref.state_root).log.filter((entry) =>
