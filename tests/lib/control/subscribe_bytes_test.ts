@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import {
   eventByteBatches,
   eventTextBatches,
-} from "../../../lib/control/subscribe.ts";
+} from "../../../lib/control/events.ts";
 import type { RunEvent } from "../../../lib/shared/events.ts";
 import {
   appendText,
