@@ -14,6 +14,7 @@ const METHODS = [
   "readSnapshot",
   "eventLineBatches",
   "eventTextBatches",
+  "eventByteBatches",
   "log",
   "followLog",
   "submit",
