@@ -167,6 +167,9 @@ export class Connection {
 
   /** Answers with the server's refusal and closes. */
   async #refuseAndClose(status: number, message: string): Promise<void> {
+    // Answering: not a connection that waits, so never one closed to make
+    // room (its answer would be lost, or cut by a reset).
+    this.state = "busy";
     try {
       const response = this.#server.refusal(status, message);
       await this.#respond(response, { method: "GET", keepAlive: false });

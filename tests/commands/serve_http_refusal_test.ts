@@ -1,0 +1,90 @@
+/**
+ * The dashboard's HTTP server at its connection cap: a connection it is
+ * answering with a refusal (a bad head, a body over the limit) is busy, not
+ * waiting, so newcomers never close it before its answer is out.
+ */
+
+import assert from "node:assert/strict";
+import { HttpServer } from "../../commands/serve/_http.ts";
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** Reads until the peer closes (or 10 s pass); what arrived. */
+async function readAll(conn: Deno.Conn): Promise<string> {
+  const timer = setTimeout(() => {
+    try {
+      conn.close();
+    } catch {
+      // Closed.
+    }
+  }, 10_000);
+  let text = "";
+  const buffer = new Uint8Array(4096);
+  try {
+    for (;;) {
+      const n = await conn.read(buffer).catch(() => null);
+      if (n === null) break;
+      text += decoder.decode(buffer.subarray(0, n));
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+  return text;
+}
+
+Deno.test("a connection the server is refusing is not closed to make room at the cap: its 400 arrives", async () => {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr as Deno.NetAddr;
+  let refusing!: () => void;
+  const refused = new Promise<void>((resolve) => refusing = resolve);
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => release = resolve);
+  const server = new HttpServer({
+    listeners: [listener],
+    limits: { max_connections: 2 },
+    handler: () => Promise.resolve(new Response("ok")),
+    // The refusal's body comes only once the cap has been pressed.
+    refusal: (status, message) => {
+      refusing();
+      return new Response(
+        new ReadableStream<Uint8Array>({
+          async start(controller) {
+            await released;
+            controller.enqueue(encoder.encode(message));
+            controller.close();
+          },
+        }),
+        { status },
+      );
+    },
+  });
+  const others: Deno.Conn[] = [];
+  try {
+    const bad = await Deno.connect({ hostname: "127.0.0.1", port });
+    await bad.write(
+      encoder.encode(
+        "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: abc\r\n\r\n",
+      ),
+    );
+    await refused;
+    // More connections than the cap, while the refusal is being written.
+    for (let i = 0; i < 6; i++) {
+      others.push(await Deno.connect({ hostname: "127.0.0.1", port }));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    release();
+    const answer = await readAll(bad);
+    assert.match(answer, /^HTTP\/1\.1 400 /, `got ${JSON.stringify(answer)}`);
+  } finally {
+    release();
+    for (const conn of others) {
+      try {
+        conn.close();
+      } catch {
+        // Closed by the server.
+      }
+    }
+    await server.shutdown(100);
+  }
+});
