@@ -49,7 +49,7 @@ Deno.test("a connection the server is refusing is not closed to make room at the
       refusing();
       return new Response(
         new ReadableStream<Uint8Array>({
-          async start(controller) {
+          async start(controller): Promise<void> {
             await released;
             controller.enqueue(encoder.encode(message));
             controller.close();
