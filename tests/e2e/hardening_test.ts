@@ -21,6 +21,7 @@ import {
   waitFor,
 } from "../_helpers/run_cli.ts";
 import { longPrompt, makePacket } from "../_helpers/temp_packet.ts";
+import { writeExecutable } from "../_helpers/executable.ts";
 
 const IS_ROOT = Deno.uid() === 0;
 
@@ -433,11 +434,10 @@ Deno.test("a runner started under nohup on a machine so loaded that reading /pro
       stdout: "piped",
     }).output()).stdout,
   ).trim();
-  await Deno.writeTextFile(
+  await writeExecutable(
     join(bin, "cat"),
     `#!/bin/sh\nsleep 6\nexec ${realCat} "$@"\n`,
   );
-  await Deno.chmod(join(bin, "cat"), 0o755);
   await assertNohupSurvivesHangup(packet, bin);
 });
 

@@ -11,6 +11,7 @@
 
 import { join } from "node:path";
 import type { ScriptedReply } from "../model_server/server.ts";
+import { writeExecutable } from "../executable.ts";
 
 const HERE = import.meta.dirname!;
 
@@ -56,8 +57,7 @@ async function writeWrapper(
     `exec ${exec.map(quote).join(" ")} "$@"`,
     "",
   ];
-  await Deno.writeTextFile(path, lines.join("\n"), { mode: 0o755 });
-  await Deno.chmod(path, 0o755);
+  await writeExecutable(path, lines.join("\n"));
 }
 
 async function readLines(path: string): Promise<string[]> {

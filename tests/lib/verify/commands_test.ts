@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { checkCommands } from "../../../lib/verify/commands.ts";
 import type { VerifyScope } from "../../../lib/verify/scope.ts";
+import { writeExecutable } from "../../_helpers/executable.ts";
 
 interface Workspace extends AsyncDisposable {
   scope: VerifyScope;
@@ -14,10 +15,9 @@ async function workspace(): Promise<Workspace> {
   const docs = join(root, "docs");
   await Deno.mkdir(join(app, "bin"), { recursive: true });
   await Deno.mkdir(join(docs, "sub"), { recursive: true });
-  await Deno.writeTextFile(
+  await writeExecutable(
     join(app, "bin", "ok.sh"),
     "#!/bin/sh\necho script ran\n",
-    { mode: 0o755 },
   );
   await Deno.writeTextFile(join(app, "notes.txt"), "not a program\n");
   return {
