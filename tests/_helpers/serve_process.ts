@@ -8,6 +8,7 @@
 
 import { freePort, Inspector, rootKey } from "../../scripts/_harness/serve.ts";
 import { LineReader, readAll } from "./lines.ts";
+import { type LiveRun, startRun, waitForSnapshot } from "./live_run.ts";
 import {
   cliArgs,
   cliEnv,
@@ -15,6 +16,7 @@ import {
   type RunCliOptions,
   waitFor,
 } from "./run_cli.ts";
+import { longPrompt, makePacket, type TempPacket } from "./temp_packet.ts";
 
 export { freePort, Inspector, rootKey };
 
@@ -136,15 +138,34 @@ export async function memoryOf(
   return { rss: field("VmRSS"), hwm: field("VmHWM") };
 }
 
-/** How many files a process has open. */
-export async function openFiles(pid: number): Promise<number> {
+/**
+ * What a process holds open: `ls -l /proc/PID/fd`'s lines (Deno asks for
+ * --allow-all to read /proc itself).
+ */
+export async function fdListing(pid: number): Promise<string[]> {
   const output = await new Deno.Command("ls", {
-    args: [`/proc/${pid}/fd`],
+    args: ["-l", `/proc/${pid}/fd`],
     stdout: "piped",
     stderr: "null",
   }).output();
   return new TextDecoder().decode(output.stdout).split("\n")
-    .filter(Boolean).length;
+    .filter((line) => line.includes(" -> "));
+}
+
+/** How many files a process has open. */
+export async function openFiles(pid: number): Promise<number> {
+  return (await fdListing(pid)).length;
+}
+
+/**
+ * The descriptors a process holds on `path`. Deno runs a file's async read
+ * or stat on a worker thread with a duplicate of its descriptor, so a file
+ * being read shows twice for that moment: a follower's own descriptor is
+ * the one seen in every look.
+ */
+export async function fdsOn(pid: number, path: string): Promise<string[]> {
+  return (await fdListing(pid)).filter((line) => line.endsWith(` -> ${path}`))
+    .map((line) => line.split(" -> ")[0]!.split(" ").at(-1)!);
 }
 
 /** A response read off a raw connection. */
@@ -317,4 +338,56 @@ export async function waitForServer<T>(
     if (server.exited()) throw new Error(`serve exited while ${what}`);
     return await check();
   }, timeoutMs);
+}
+
+/** A live run with a burst of events behind it, and a dashboard on it. */
+export interface ServedBurst extends AsyncDisposable {
+  /** The packet. */
+  packet: TempPacket;
+  /** The run (its `--json` output read all along: a full pipe would stall it). */
+  run: LiveRun;
+  /** How the run ended, once it has. */
+  finished: ReturnType<LiveRun["finish"]>;
+  /** The snapshot that showed the second prompt past the burst. */
+  snapshot: Record<string, unknown>;
+  /** The dashboard, started then. */
+  dashboard: ServeProcess;
+}
+
+/**
+ * Runs a packet whose first prompt writes `burst` rounds at once and whose
+ * second keeps the run live (`tail` rounds, `delay` ms apart), and starts
+ * `serve` on it once the second prompt runs past `pastSeq`.
+ */
+export async function servedBurst(
+  burst: number,
+  tail: { rounds: number; delay: number },
+  pastSeq: number,
+): Promise<ServedBurst> {
+  const packet = await makePacket({
+    prompts: {
+      "01_burst.prompt.md": longPrompt(burst, 0),
+      "02_tail.prompt.md": longPrompt(tail.rounds, tail.delay),
+    },
+  });
+  const run = startRun(packet.dir);
+  const finished = run.finish();
+  const snapshot = await waitForSnapshot(
+    packet.stateRoot,
+    "the second prompt",
+    (s) => s.prompt_id === "02" && Number(s.last_seq) > pastSeq,
+  );
+  const dashboard = await serve([packet.dir]);
+  return {
+    packet,
+    run,
+    finished,
+    snapshot,
+    dashboard,
+    async [Symbol.asyncDispose](): Promise<void> {
+      await dashboard[Symbol.asyncDispose]();
+      await run[Symbol.asyncDispose]();
+      await packet[Symbol.asyncDispose]();
+    },
+  };
 }

@@ -12,7 +12,7 @@ import { RunIndex } from "../../commands/serve/_runs.ts";
 import { Dashboard } from "../../commands/serve/_server.ts";
 import { startRun, waitForSnapshot } from "../_helpers/live_run.ts";
 import { waitFor } from "../_helpers/run_cli.ts";
-import { rootKey, serve } from "../_helpers/serve_process.ts";
+import { fdsOn, rootKey, servedBurst } from "../_helpers/serve_process.ts";
 import { sse, type SseMessage } from "../_helpers/sse.ts";
 import { longPrompt, makePacket } from "../_helpers/temp_packet.ts";
 
@@ -49,20 +49,8 @@ async function readShown(
 }
 
 Deno.test("a run page's one stream carries each event rendered, once, with its seq as the id, from the run's one follower, and resumes after Last-Event-ID", async () => {
-  await using packet = await makePacket({
-    prompts: {
-      "01_burst.prompt.md": longPrompt(300, 0),
-      "02_tail.prompt.md": longPrompt(40, 25),
-    },
-  });
-  await using run = startRun(packet.dir);
-  const finished = run.finish();
-  const snapshot = await waitForSnapshot(
-    packet.stateRoot,
-    "the second prompt",
-    (s) => s.prompt_id === "02" && Number(s.last_seq) > 300,
-  );
-  await using dashboard = await serve([packet.dir]);
+  await using served = await servedBurst(300, { rounds: 40, delay: 25 }, 300);
+  const { packet, finished, snapshot, dashboard } = served;
   const { origin, cookie, pid } = dashboard;
   const base = `${origin}/run/${
     rootKey(
@@ -70,17 +58,9 @@ Deno.test("a run page's one stream carries each event rendered, once, with its s
     )
   }/${snapshot.run_id}`;
   const eventsFile = join(packet.stateRoot, "control", "events.jsonl");
-  // The descriptors the server holds open on the events file. A follower
-  // holds one all along; its liveness check opens another for a moment.
-  const held = async (): Promise<string[]> => {
-    const output = await new Deno.Command("ls", {
-      args: ["-l", `/proc/${pid}/fd`],
-      stdout: "piped",
-    }).output();
-    return new TextDecoder().decode(output.stdout).split("\n")
-      .filter((line) => line.endsWith(` -> ${eventsFile}`))
-      .map((line) => line.split(" -> ")[0]!.split(" ").at(-1)!);
-  };
+  // The descriptors the server holds open on the events file: a follower
+  // holds one all along (a read in flight shows a duplicate: see fdsOn).
+  const held = (): Promise<string[]> => fdsOn(pid, eventsFile);
   // While the page's stream and a raw one follow the live run, the server
   // holds the events file open once: no second follower, no second read.
   const near = Number(snapshot.last_seq) - 3;
@@ -274,20 +254,8 @@ Deno.test("two dashboards in one process keep their own followers: a stream on o
 Deno.test("a run page's stream that starts behind what its rendered follower keeps catches up alone, rendered as one pass from seq 1, then joins it: each seq once", async () => {
   // 2,400-odd events at once (more than a shared follower keeps), then a
   // prompt that keeps the run live for a few seconds.
-  await using packet = await makePacket({
-    prompts: {
-      "01_burst.prompt.md": longPrompt(400, 0),
-      "02_tail.prompt.md": longPrompt(30, 20),
-    },
-  });
-  await using run = startRun(packet.dir);
-  const finished = run.finish();
-  const snapshot = await waitForSnapshot(
-    packet.stateRoot,
-    "the second prompt",
-    (s) => s.prompt_id === "02" && Number(s.last_seq) > 2_100,
-  );
-  await using dashboard = await serve([packet.dir]);
+  await using served = await servedBurst(400, { rounds: 30, delay: 20 }, 2_100);
+  const { packet, finished, snapshot, dashboard } = served;
   const { origin, cookie } = dashboard;
   const base = `${origin}/run/${rootKey(packet.stateRoot)}/${snapshot.run_id}`;
   const near = Number(snapshot.last_seq) - 3;

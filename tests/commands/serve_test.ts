@@ -11,7 +11,13 @@ import { join } from "node:path";
 import { LineReader } from "../_helpers/lines.ts";
 import { readJsonl, startRun, waitForSnapshot } from "../_helpers/live_run.ts";
 import { runCli, spawnCli, waitFor } from "../_helpers/run_cli.ts";
-import { serve } from "../_helpers/serve_process.ts";
+import {
+  fdListing,
+  fdsOn,
+  openFiles as openFilesOf,
+  serve,
+  servedBurst,
+} from "../_helpers/serve_process.ts";
 import { sse, type SseMessage } from "../_helpers/sse.ts";
 import { longPrompt, makePacket } from "../_helpers/temp_packet.ts";
 
@@ -495,15 +501,7 @@ Deno.test("serve's event streams let go of their watchers and files when the bro
   const url = `${origin}/run/${await rootKey(
     packet.stateRoot,
   )}/${snapshot.run_id}/events`;
-  // Deno asks for --allow-all to read /proc directly; ls may.
-  const openFiles = async (): Promise<number> => {
-    const output = await new Deno.Command("ls", {
-      args: [`/proc/${pid}/fd`],
-      stdout: "piped",
-    }).output();
-    return new TextDecoder().decode(output.stdout).split("\n")
-      .filter(Boolean).length;
-  };
+  const openFiles = (): Promise<number> => openFilesOf(pid);
   await readEvents(url, cookie, {}, (id) => id >= 3);
   await new Promise((resolve) => setTimeout(resolve, 1_000));
   const idle = await openFiles();
@@ -607,37 +605,17 @@ Deno.test("serve restarted with PROMPT_RUNNER_SERVE_TOKEN and its port keeps the
 Deno.test("serve shares one follower per run among its streams; a stream behind what it keeps catches up alone, then joins; each gets every seq once", async () => {
   // 2,400-odd events at once (more than a run's shared follower keeps),
   // then a prompt that keeps the run live for a few seconds.
-  await using packet = await makePacket({
-    prompts: {
-      "01_burst.prompt.md": longPrompt(400, 0),
-      "02_tail.prompt.md": longPrompt(30, 20),
-    },
-  });
-  await using run = startRun(packet.dir);
-  // Its --json output is read all along: a full pipe would stall it.
-  const finished = run.finish();
-  const snapshot = await waitForSnapshot(
-    packet.stateRoot,
-    "the second prompt",
-    (s) => s.prompt_id === "02" && Number(s.last_seq) > 2_100,
-  );
-  await using dashboard = await serve([packet.dir]);
+  await using served = await servedBurst(400, { rounds: 30, delay: 20 }, 2_100);
+  const { packet, finished, snapshot, dashboard } = served;
   const { origin, cookie, pid } = dashboard;
   const url = `${origin}/run/${await rootKey(
     packet.stateRoot,
   )}/${snapshot.run_id}/events`;
-  // Each follower holds the events file open.
+  // Each follower holds the events file open (and, while it reads, a
+  // duplicate for a moment: see fdsOn).
   const eventsFile = join(packet.stateRoot, "control", "events.jsonl");
-  const openFiles = async (): Promise<string[]> => {
-    const output = await new Deno.Command("ls", {
-      args: ["-l", `/proc/${pid}/fd`],
-      stdout: "piped",
-    }).output();
-    return new TextDecoder().decode(output.stdout).split("\n");
-  };
   const followers = async (): Promise<number> =>
-    (await openFiles()).filter((line) => line.endsWith(` -> ${eventsFile}`))
-      .length;
+    (await fdsOn(pid, eventsFile)).length;
   const near = Number(snapshot.last_seq) - 3;
   const stream = (headers: Record<string, string>, query = "") =>
     readEvents(`${url}${query}`, cookie, headers, () => false);
@@ -653,12 +631,25 @@ Deno.test("serve shares one follower per run among its streams; a stream behind 
     stream({}, `?after=${near + 1}`),
   );
   await new Promise((resolve) => setTimeout(resolve, 500));
-  // What the server holds open, to tell whose a second follower is.
-  const held = await openFiles();
+  // What the server holds open, to tell whose a second follower is: looked
+  // at again (a few times) while a read's duplicate shows.
+  const counts: number[] = [];
+  let held: string[] = [];
+  do {
+    if (counts.length > 0) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    held = await fdListing(pid);
+    counts.push(
+      held.filter((line) => line.endsWith(` -> ${eventsFile}`)).length,
+    );
+  } while (counts.at(-1)! > 1 && counts.length < 10);
   assert.equal(
-    held.filter((line) => line.endsWith(` -> ${eventsFile}`)).length,
+    counts.at(-1),
     1,
-    `no follower of their own; the server holds:\n${held.join("\n")}`,
+    `no follower of their own; looks: ${
+      counts.join(", ")
+    }; the server holds:\n${held.join("\n")}`,
   );
   // Two far behind: read on their own, then join.
   const behind = [stream({}), stream({ "last-event-id": "1000" })];
