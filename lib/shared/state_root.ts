@@ -202,7 +202,13 @@ export async function checkStateRoot(
     );
   }
   if (!info.isDirectory) throw notADirectory(root);
-  const real = await Deno.realPath(root);
+  // Gone since the stat (`workspace forget --delete` racing a run): it
+  // does not exist, as if the stat had said so.
+  const real = await Deno.realPath(root).catch((error) => {
+    if (error instanceof Deno.errors.NotFound) return null;
+    throw error;
+  });
+  if (real === null) return null;
   if (real !== root) await refuseSystemDirectory(root, real);
   const uid = currentUid();
   if (uid !== null && info.uid !== null && info.uid !== uid) {
