@@ -19,12 +19,11 @@
 
 import { Connection } from "./_http_connection.ts";
 import {
-  concat,
-  encoder,
-  HOP_BY_HOP,
   type HttpHandler,
   type HttpLimits,
+  lengthResponse,
   type Refusal,
+  responseHead,
 } from "./_http_wire.ts";
 
 export type { HttpHandler, HttpLimits, Refusal };
@@ -73,6 +72,7 @@ export class HttpServer {
   readonly #onAcceptError: (error: Error) => void;
   readonly #loops: Promise<void>[];
   #stopping = false;
+  #busyBytes: Promise<Uint8Array> | null = null;
   #shortageAt = -Infinity;
   #ceiling: number;
   readonly #wakers = new Set<() => void>();
@@ -134,7 +134,7 @@ export class HttpServer {
     }
     if (oldest === null) return false;
     this.#connections.delete(oldest);
-    oldest.close();
+    oldest.evict(this.#busyAnswer());
     return true;
   }
 
@@ -206,24 +206,24 @@ export class HttpServer {
     this.#running.add(running);
   }
 
-  /** Every connection is busy: this one is told so and closed. */
-  async #busy(conn: Deno.Conn): Promise<void> {
-    const timer = setTimeout(() => conn.close(), 1_000);
-    try {
+  /** The answer of a server with no room: a 503, whole, as bytes (made once). */
+  #busyAnswer(): Promise<Uint8Array> {
+    this.#busyBytes ??= (async () => {
       const response = this.refusal(
         503,
         "Service unavailable: the dashboard has too many connections",
       );
-      const body = await response.text();
-      let head = "HTTP/1.1 503 Service Unavailable\r\nconnection: close\r\n";
-      for (const [name, value] of response.headers) {
-        if (!HOP_BY_HOP.has(name)) head += `${name}: ${value}\r\n`;
-      }
-      const bytes = encoder.encode(body);
-      await conn.write(concat([
-        encoder.encode(`${head}content-length: ${bytes.length}\r\n\r\n`),
-        bytes,
-      ]));
+      const body = new Uint8Array(await response.arrayBuffer());
+      return lengthResponse(responseHead(response, false), body);
+    })();
+    return this.#busyBytes;
+  }
+
+  /** Every connection is busy: this one is told so and closed. */
+  async #busy(conn: Deno.Conn): Promise<void> {
+    const timer = setTimeout(() => conn.close(), 1_000);
+    try {
+      await conn.write(await this.#busyAnswer());
     } catch {
       // Gone already.
     } finally {

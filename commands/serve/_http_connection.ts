@@ -10,22 +10,24 @@
 
 import {
   BadRequest,
+  bodyEnded,
   concat,
   type ConnectionHost,
   encoder,
-  type Framing,
   type Head,
-  HOP_BY_HOP,
   type HttpLimits,
   latin1,
+  lengthResponse,
   parseHead,
-  REASONS,
+  responseHead,
 } from "./_http_wire.ts";
 import { Input } from "./_http_input.ts";
 import { errorText } from "../../mod.ts";
 
 /** How long a refused body is read and dropped so the answer arrives. */
 const LINGER_MS = 2_000;
+/** How long an evicted connection's answer may take. */
+const EVICT_ANSWER_MS = 1_000;
 
 /** One client connection: its requests in order, each answered. */
 export class Connection {
@@ -46,6 +48,8 @@ export class Connection {
   #started = false;
   /** Whether a streamed response watches for the client leaving. */
   #watching = false;
+  /** Whether it is being closed to make room, its answer on the way. */
+  #evicting = false;
 
   constructor(server: ConnectionHost, conn: Deno.Conn, limits: HttpLimits) {
     this.#server = server;
@@ -58,9 +62,26 @@ export class Connection {
     return this.#closed;
   }
 
-  /** Closes it now; whatever is pending fails. */
-  close(): void {
-    if (this.#closed) return;
+  /**
+   * Closes it to make room, `answer` (the server's 503) written first: a
+   * request it sent that a loaded server has not read yet is answered, not
+   * cut.
+   */
+  evict(answer: Promise<Uint8Array>): void {
+    if (this.#closed || this.#evicting) return;
+    this.#evicting = true;
+    this.state = "busy";
+    const timer = setTimeout(() => this.close(true), EVICT_ANSWER_MS);
+    void answer.then((bytes) => this.#conn.write(bytes)).catch(() => 0)
+      .finally(() => {
+        clearTimeout(timer);
+        this.close(true);
+      });
+  }
+
+  /** Closes it now (after an eviction's answer); whatever is pending fails. */
+  close(evicted = false): void {
+    if (this.#closed || (this.#evicting && !evicted)) return;
     this.#closed = true;
     clearTimeout(this.#timer);
     try {
@@ -146,13 +167,6 @@ export class Connection {
     if (!more) throw new BadRequest(400, "Bad request: the body ended early");
   }
 
-  /** Whether a body has been read to its end. */
-  static #ended(framing: Framing): boolean {
-    return framing.kind === "none" ||
-      (framing.kind === "length" && framing.left === 0) ||
-      (framing.kind === "chunked" && framing.done);
-  }
-
   async #write(bytes: Uint8Array): Promise<void> {
     let at = 0;
     while (at < bytes.length) {
@@ -209,12 +223,7 @@ export class Connection {
       version?: "1.0" | "1.1";
     },
   ): Promise<void> {
-    const status = response.status;
-    let head = `HTTP/1.1 ${status} ${REASONS[status] ?? ""}\r\n`;
-    for (const [name, value] of response.headers) {
-      if (!HOP_BY_HOP.has(name)) head += `${name}: ${value}\r\n`;
-    }
-    if (!request.keepAlive) head += "connection: close\r\n";
+    let head = responseHead(response, request.keepAlive);
     const streaming = /^text\/event-stream/.test(
       response.headers.get("content-type") ?? "",
     );
@@ -223,9 +232,9 @@ export class Connection {
       const bytes = body === null
         ? new Uint8Array()
         : new Uint8Array(await response.arrayBuffer());
-      head += `content-length: ${bytes.length}\r\n\r\n`;
-      const sent = request.method === "HEAD" ? new Uint8Array() : bytes;
-      await this.#write(concat([encoder.encode(head), sent]));
+      await this.#write(
+        lengthResponse(head, bytes, request.method === "HEAD"),
+      );
       return;
     }
     // HTTP/1.0 knows no chunks: the stream's end is the connection's.
@@ -289,13 +298,13 @@ export class Connection {
         try {
           head = await this.#readHead(fresh);
         } catch (error) {
-          if (error instanceof BadRequest && !this.#closed) {
+          if (error instanceof BadRequest && !this.#closed && !this.#evicting) {
             await this.#refuseAndClose(error.status, error.message);
           }
           return;
         }
         fresh = false;
-        if (head === null || this.#closed) return;
+        if (head === null || this.#closed || this.#evicting) return;
         this.state = "busy";
         const keepAlive = await this.#serveOne(head);
         this.served++;
@@ -367,7 +376,7 @@ export class Connection {
       return false;
     }
     // A body left unread cannot be skipped safely: answer, then close.
-    const whole = Connection.#ended(framing);
+    const whole = bodyEnded(framing);
     const keepAlive = head.keepAlive && whole && !this.#server.stopping;
     try {
       await this.#respond(response, {

@@ -200,3 +200,36 @@ export function parseHead(text: string): Head {
 }
 
 /** One client connection: its requests in order, then closed. */
+
+/**
+ * A response's status line and headers (hop-by-hop ones dropped, and
+ * `connection: close` unless kept alive), without the line that ends them.
+ */
+export function responseHead(response: Response, keepAlive: boolean): string {
+  const status = response.status;
+  let head = `HTTP/1.1 ${status} ${REASONS[status] ?? ""}\r\n`;
+  for (const [name, value] of response.headers) {
+    if (!HOP_BY_HOP.has(name)) head += `${name}: ${value}\r\n`;
+  }
+  return keepAlive ? head : head + "connection: close\r\n";
+}
+
+/**
+ * A response with a length, as bytes: its head, then `body` (left out,
+ * its length kept, when answering HEAD).
+ */
+export function lengthResponse(
+  head: string,
+  body: Uint8Array,
+  headOnly = false,
+): Uint8Array {
+  const start = `${head}content-length: ${body.length}\r\n\r\n`;
+  return concat([encoder.encode(start), headOnly ? new Uint8Array() : body]);
+}
+
+/** Whether a body has been read to its end. */
+export function bodyEnded(framing: Framing): boolean {
+  return framing.kind === "none" ||
+    (framing.kind === "length" && framing.left === 0) ||
+    (framing.kind === "chunked" && framing.done);
+}

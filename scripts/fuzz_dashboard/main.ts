@@ -57,7 +57,13 @@ import {
   type Tally,
 } from "./actors/clients.ts";
 import type { Target } from "./actors/requests.ts";
-import { checkFollowed, checkServer, MIN_RATIO, paceRatio } from "./audits.ts";
+import {
+  checkFollowed,
+  checkLimits,
+  checkServer,
+  MIN_RATIO,
+  paceRatio,
+} from "./audits.ts";
 import { DELAY_MS, runIdOf, runOnce, startedRun, writePacket } from "./runs.ts";
 
 /** The server's open-file limit while fuzzed. */
@@ -82,6 +88,7 @@ export async function fuzzDashboard(flags: ScriptFlags): Promise<number> {
     requests: 0,
     byKind: new Map(),
     byStatus: new Map(),
+    limited: new Map(),
     halfSent: 0,
     floods: 0,
     flooded: 0,
@@ -204,6 +211,7 @@ export async function fuzzDashboard(flags: ScriptFlags): Promise<number> {
       died_during: diedDuring,
       stderr: await stderr,
     }, violations);
+    checkLimits(tally.limited, violations);
     const elapsed = Math.round((Date.now() - began) / 1000);
     const eps = (values: number[]): string =>
       values.map((v) => v.toFixed(0)).join(", ");

@@ -1,7 +1,8 @@
 /**
  * The dashboard's HTTP server at its connection cap: a connection it is
  * answering with a refusal (a bad head, a body over the limit) is busy, not
- * waiting, so newcomers never close it before its answer is out.
+ * waiting, so newcomers never close it before its answer is out; and one
+ * closed to make room is told so (503) before it is closed.
  */
 
 import assert from "node:assert/strict";
@@ -79,6 +80,52 @@ Deno.test("a connection the server is refusing is not closed to make room at the
   } finally {
     release();
     for (const conn of others) {
+      try {
+        conn.close();
+      } catch {
+        // Closed by the server.
+      }
+    }
+    await server.shutdown(100);
+  }
+});
+
+Deno.test("a connection closed to make room at the cap gets the server's 503 first, so a request it sent unread is answered, not cut", async () => {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr as Deno.NetAddr;
+  const server = new HttpServer({
+    listeners: [listener],
+    limits: { max_connections: 2 },
+    handler: () => Promise.resolve(new Response("ok")),
+    refusal: (status, message) => new Response(message, { status }),
+  });
+  const conns: Deno.Conn[] = [];
+  try {
+    // The oldest waits with nothing read (as a request a loaded server has
+    // not read yet); two newcomers press the cap of 2.
+    const oldest = await Deno.connect({ hostname: "127.0.0.1", port });
+    conns.push(oldest);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    for (let i = 0; i < 2; i++) {
+      conns.push(await Deno.connect({ hostname: "127.0.0.1", port }));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const answer = await readAll(oldest);
+    assert.match(
+      answer,
+      /^HTTP\/1\.1 503 Service Unavailable\r\n[^]*connection: close\r\n[^]*content-length: \d+\r\n\r\nService unavailable: the dashboard has too many connections$/,
+      `got ${JSON.stringify(answer)}`,
+    );
+    // The newcomers were let in: the newest is answered.
+    const newest = conns.at(-1)!;
+    await newest.write(
+      encoder.encode(
+        "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+      ),
+    );
+    assert.match(await readAll(newest), /^HTTP\/1\.1 200 [^]*\r\n\r\nok$/);
+  } finally {
+    for (const conn of conns) {
       try {
         conn.close();
       } catch {

@@ -27,6 +27,8 @@ export interface Tally {
   requests: number;
   byKind: Map<string, number>;
   byStatus: Map<number, number>;
+  /** The requests over a limit, by kind: how many, and how many got its status. */
+  limited: Map<string, { sent: number; enforced: number }>;
   halfSent: number;
   floods: number;
   flooded: number;
@@ -56,6 +58,13 @@ export async function requester(fuzz: Fuzz, oversized: boolean): Promise<void> {
     count(fuzz.tally.byKind, sent.kind);
     count(fuzz.tally.byStatus, got.status);
     checkAnswer(sent, got, fuzz.violations);
+    if (sent.expect !== undefined) {
+      const limit = fuzz.tally.limited.get(sent.kind) ??
+        { sent: 0, enforced: 0 };
+      limit.sent++;
+      if (sent.expect.includes(got.status)) limit.enforced++;
+      fuzz.tally.limited.set(sent.kind, limit);
+    }
     await sleep(oversized ? 200 : 10);
   }
 }

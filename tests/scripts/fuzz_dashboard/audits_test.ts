@@ -15,6 +15,7 @@ import {
 import {
   checkAnswer,
   checkFollowed,
+  checkLimits,
   checkServer,
   MEMORY_LIMIT_MIB,
   paceRatio,
@@ -38,6 +39,8 @@ Deno.test("checkAnswer() passes a documented status and fires on none, an undocu
     checkAnswer(random, { status, closed: true }, ok);
   }
   checkAnswer(big, { status: 431, closed: true }, ok);
+  // A server at its cap answers what it closes to make room with its 503.
+  checkAnswer(big, { status: 503, closed: true }, ok);
   assert.deepEqual(ok.report(), []);
   const cases: [Fuzzed, number, string][] = [
     [random, 500, "documented statuses"],
@@ -50,6 +53,21 @@ Deno.test("checkAnswer() passes a documented status and fires on none, an undocu
     checkAnswer(sent, { status, closed: true }, v);
     assert.deepEqual(v.checks, [check], `${sent.kind} ${status}`);
   }
+});
+
+Deno.test("checkLimits() fires for a kind over a limit sent 3 times or more that never got the limit's own status", () => {
+  const ok = new Violations();
+  checkLimits(
+    new Map([
+      ["head over 32 KiB", { sent: 9, enforced: 1 }],
+      ["200 headers", { sent: 2, enforced: 0 }],
+    ]),
+    ok,
+  );
+  assert.deepEqual(ok.report(), []);
+  const v = new Violations();
+  checkLimits(new Map([["declared body", { sent: 3, enforced: 0 }]]), v);
+  assert.deepEqual(v.checks, ["each limit enforced"]);
 });
 
 Deno.test("checkFollowed() passes every event once in order and fires on a gap, a duplicate, a changed line and a short stream", () => {
