@@ -13,6 +13,8 @@ export interface Dropped {
   name: string;
   /** What it is. */
   kind: string;
+  /** When it was in place (ms since the epoch). */
+  at: number;
 }
 
 export interface Fuzz {
@@ -28,7 +30,7 @@ export interface Fuzz {
   /** Names that could not be made (too long for the file system). */
   unmakeable: string[];
   /** Names the runner cannot represent (not UTF-8): made through bash. */
-  unrepresentable: string[];
+  unrepresentable: { name: string; at: number }[];
   byKind: Map<string, number>;
   plants: { path: string; target: string }[];
   hardPlants: { path: string; target: string }[];

@@ -75,7 +75,7 @@ async function dropOne(fuzz: Fuzz): Promise<void> {
   const kind = rng.pick(kinds);
   fuzz.byKind.set(kind, (fuzz.byKind.get(kind) ?? 0) + 1);
   const record = (name: string): void => {
-    fuzz.dropped.push({ name, kind });
+    fuzz.dropped.push({ name, kind, at: Date.now() });
   };
   const file = async (
     name: string,
@@ -202,7 +202,12 @@ async function dropOne(fuzz: Fuzz): Promise<void> {
         "bash",
         fuzz.requests,
       ]);
-      if (ok) fuzz.unrepresentable.push(`${base}-${tail}.json`);
+      if (ok) {
+        fuzz.unrepresentable.push({
+          name: `${base}-${tail}.json`,
+          at: Date.now(),
+        });
+      }
       return;
     }
   }

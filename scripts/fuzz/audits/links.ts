@@ -111,28 +111,35 @@ export function lossyName(escaped: string): string {
 /**
  * A file whose name is not UTF-8 cannot be read or removed through Deno:
  * each must have a logged rejection saying so, naming the file as Deno
- * reads it.
+ * reads it; one in place only after the last run's final status
+ * (`lateAfter`) may have none (see checkDropped).
  *
- * @returns How many have none.
+ * @returns How many have none, and of those how many came late.
  */
 export function checkUnrepresentable(
-  names: readonly string[],
+  names: readonly { name: string; at: number }[],
   log: readonly Record<string, unknown>[],
   violations: Violations,
-): number {
+  lateAfter: number = Infinity,
+): { missing: number; late: number } {
   const explained = new Set<string>();
   for (const entry of log) {
     if (!/not valid UTF-8/.test(String(entry.reason))) continue;
     explained.add(String((entry.params as Record<string, unknown>)?.file));
   }
   let missing = 0;
-  for (const name of names) {
+  let late = 0;
+  for (const { name, at } of names) {
     if (explained.has(lossyName(name))) continue;
+    if (at >= lateAfter) {
+      late++;
+      continue;
+    }
     missing++;
     violations.add(
       "unrepresentable names explained",
       `${name}: no rejection names ${JSON.stringify(lossyName(name))}`,
     );
   }
-  return missing;
+  return { missing, late };
 }

@@ -89,18 +89,25 @@ export interface RequestCheck {
    * receipt) away before their log entry was written.
    */
   redecided: number;
+  /** Files in place after the last run's final status, left undecided. */
+  late: number;
 }
 
 /**
  * Every dropped file got exactly one receipt (named as the product names
  * it) for its request id, a final log entry for it (a rejection with a
- * reason), and is gone from `requests/`.
+ * reason), and is gone from `requests/`. A file in place only after the
+ * last run published its final status (`lateAfter`) may also be left
+ * whole, with neither: the runner's last sweep may have passed, and the
+ * protocol leaves such a request to its writer (a client settles it
+ * itself; the fuzzer's raw files do not).
  */
 export async function checkDropped(
   requests: string,
   dropped: readonly Dropped[],
   records: Records,
   violations: Violations,
+  lateAfter: number = Infinity,
 ): Promise<RequestCheck> {
   const finals = new Map<string, Record<string, unknown>[]>();
   for (const entry of records.log) {
@@ -120,14 +127,26 @@ export async function checkDropped(
     filesPerId.set(id, (filesPerId.get(id) ?? 0) + 1);
   }
   const left = new Set(await listNames(requests));
-  const result: RequestCheck = { checked: 0, outcomes: {}, redecided: 0 };
-  for (const { name, kind } of dropped) {
+  const result: RequestCheck = {
+    checked: 0,
+    outcomes: {},
+    redecided: 0,
+    late: 0,
+  };
+  for (const { name, kind, at } of dropped) {
     result.checked++;
     const id = requestIdOf(name);
     const tag = `${kind} ${
       JSON.stringify(name.length > 60 ? name.slice(0, 40) + "…" : name)
     }`;
     const receipts = records.receipts.get(await receiptFileName(name)) ?? [];
+    if (
+      at >= lateAfter && receipts.length === 0 && left.has(name) &&
+      !finals.has(id)
+    ) {
+      result.late++;
+      continue;
+    }
     // A receipt the fuzzer moved away before the log entry was written is
     // not there for the runner any more: it decides the request again.
     const redecided = receipts.length > 1 &&

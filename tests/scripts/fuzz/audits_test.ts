@@ -35,12 +35,12 @@ Deno.test("the fuzzer's checks pass what the plane did and fire on each planted 
   await plane.promptStarted(promptStart("01"));
   const { requests } = root.paths;
   const dropped: Dropped[] = [
-    { name: "a-garbage.json", kind: "random bytes" },
-    { name: "b c.json", kind: "collide" },
-    { name: "b_c.json", kind: "collide" },
-    { name: "d-no-ext", kind: "no .json" },
-    { name: "e-link.json", kind: "symlink" },
-    { name: "f-valid.json", kind: "valid" },
+    { name: "a-garbage.json", kind: "random bytes", at: 0 },
+    { name: "b c.json", kind: "collide", at: 0 },
+    { name: "b_c.json", kind: "collide", at: 0 },
+    { name: "d-no-ext", kind: "no .json", at: 0 },
+    { name: "e-link.json", kind: "symlink", at: 0 },
+    { name: "f-valid.json", kind: "valid", at: 0 },
   ];
   for (const { name } of dropped.slice(0, 4)) {
     await Deno.writeTextFile(join(requests, name), "{ nope");
@@ -64,7 +64,7 @@ Deno.test("the fuzzer's checks pass what the plane did and fire on each planted 
   await Deno.symlink(join(canary, "secret.txt"), root.paths.log);
   const plants = [{ path: "control/log.jsonl", target: "secret.txt" }];
   await Deno.writeTextFile(join(requests, "g-late.json"), "[]");
-  dropped.push({ name: "g-late.json", kind: "array" });
+  dropped.push({ name: "g-late.json", kind: "array", at: 0 });
   await plane.boundary({ idle: true });
   await plane.close("completed");
 
@@ -202,4 +202,36 @@ Deno.test("the fuzzer's checks pass what the plane did and fire on each planted 
       }
     },
   );
+});
+
+Deno.test("checkDropped() leaves to its writer a file put in place after the last run's final status, and only that one", async () => {
+  await using root = await makeControlRoot();
+  const plane = await root.open("r1");
+  await plane.promptStarted(promptStart("01"));
+  await plane.close("completed");
+  const closedAt = Date.now();
+  // After the runner's last sweep: nobody decides it.
+  await Deno.writeTextFile(join(root.paths.requests, "h-after.json"), "{}");
+  const dropped: Dropped[] = [
+    { name: "h-after.json", kind: "late", at: closedAt + 1 },
+  ];
+  const records = await collectRecords(root.stateRoot, join(root.dir, "x"));
+  const late = new Violations();
+  const result = await checkDropped(
+    root.paths.requests,
+    dropped,
+    records,
+    late,
+    closedAt,
+  );
+  assert.deepEqual(late.report(), []);
+  assert.equal(result.late, 1);
+  // Put in place before the final status: the runner had to decide it.
+  const v = new Violations();
+  await checkDropped(root.paths.requests, dropped, records, v, closedAt + 2);
+  assert.deepEqual(v.checks.sort(), [
+    "one final log entry",
+    "one receipt",
+    "requests removed",
+  ]);
 });
