@@ -199,8 +199,6 @@ export function parseHead(text: string): Head {
   };
 }
 
-/** One client connection: its requests in order, then closed. */
-
 /**
  * A response's status line and headers (hop-by-hop ones dropped, and
  * `connection: close` unless kept alive), without the line that ends them.
