@@ -172,15 +172,16 @@ async function main(): Promise<number> {
     // From the last run's final status on, its last sweep may have passed:
     // a file put in place then is its writer's to settle (DESIGN §5).
     const last = await readSnapshotFile(stateRoot).catch(() => null);
-    const lateAfter = last !== null && last.status !== "running"
+    const finalAt = last !== null && last.status !== "running"
       ? Date.parse(String(last.updated_at))
-      : Infinity;
+      : NaN;
+    const lateAfter = Number.isFinite(finalAt) ? finalAt : Infinity;
     const requests = await checkDropped(
       fuzz.requests,
       fuzz.dropped,
       records,
       v,
-      Number.isFinite(lateAfter) ? lateAfter : Infinity,
+      lateAfter,
     );
     const links = await checkLinks(
       stateRoot,
@@ -197,7 +198,7 @@ async function main(): Promise<number> {
       fuzz.unrepresentable,
       records.log,
       v,
-      Number.isFinite(lateAfter) ? lateAfter : Infinity,
+      lateAfter,
     );
     await checkTemps(stateRoot, v);
     for (const p of await leftoverProcesses(dir)) v.add("no process left", p);
