@@ -30,6 +30,11 @@ export interface AmendOptions {
    * file to finish, in milliseconds (default 30 000).
    */
   lockTimeoutMs?: number;
+  /**
+   * The request the change answers, when it came as one (a fleet's
+   * `amend` or `relax`): its audit-log entry names it.
+   */
+  requestId?: string;
 }
 
 /** Options for {@linkcode relax}. */
@@ -51,6 +56,11 @@ export interface RelaxOptions {
    * file to finish, in milliseconds (default 30 000).
    */
   lockTimeoutMs?: number;
+  /**
+   * The request the change answers, when it came as one (a fleet's
+   * `amend` or `relax`): its audit-log entry names it.
+   */
+  requestId?: string;
 }
 
 function checkReason(reason: unknown): string {

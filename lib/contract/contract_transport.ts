@@ -56,6 +56,11 @@ export interface AmendmentOptions {
   persist?: boolean;
   /** How long to wait for other amendments' locks, in milliseconds. */
   lockTimeoutMs?: number;
+  /**
+   * The request the change answers, when it came as one (a fleet's
+   * `amend`): its audit-log entry names it.
+   */
+  requestId?: string;
 }
 
 /**

@@ -44,12 +44,13 @@ async function frontMatter(): Promise<
 async function commit(
   stateRoot: string,
   amendment: AmendmentRecord,
+  requestId: string | null,
   undo?: () => Promise<void>,
 ): Promise<void> {
   const size = await amendmentsSize(stateRoot, amendment.prompt);
   try {
     await appendAmendment(stateRoot, amendment);
-    await logAmendment(stateRoot, amendment);
+    await logAmendment(stateRoot, amendment, requestId);
   } catch (error) {
     await Deno.truncate(amendmentsFile(stateRoot, amendment.prompt), size)
       .catch(() => {});
@@ -86,7 +87,12 @@ export async function recordAmendment(
     AmendmentRecord,
     "direction" | "clause" | "operation" | "entries" | "reason"
   >,
-  options: { author?: string; persist?: boolean; lockTimeoutMs?: number },
+  options: {
+    author?: string;
+    persist?: boolean;
+    lockTimeoutMs?: number;
+    requestId?: string;
+  },
 ): Promise<AmendmentRecord> {
   const { packet, prompt } = resolved;
   const author = await defaultAuthor(options.author);
@@ -114,7 +120,7 @@ export async function recordAmendment(
       persisted: options.persist === true,
     };
     if (!amendment.persisted) {
-      await commit(stateRoot, amendment);
+      await commit(stateRoot, amendment, options.requestId ?? null);
       return amendment;
     }
     return await withPromptFile(resolved, deadline, async (held) => {
@@ -135,7 +141,12 @@ export async function recordAmendment(
         prompt.file,
       ));
       // Without its record, the change must not stand in the packet either.
-      await commit(stateRoot, amendment, () => held.replace(held.text));
+      await commit(
+        stateRoot,
+        amendment,
+        options.requestId ?? null,
+        () => held.replace(held.text),
+      );
       return amendment;
     });
   }, { timeoutMs });

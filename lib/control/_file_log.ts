@@ -8,9 +8,9 @@
 import { type RunLostError, StateError } from "../shared/errors.ts";
 import { openExisting } from "../shared/files.ts";
 import { basename } from "../shared/posix_path.ts";
-import { followedRunState, runnerGoneError } from "./_liveness.ts";
+import { followedRunState, runnerGoneError } from "./followed_run_state.ts";
 import { readRunLogFromTail } from "./_log_from_tail.ts";
-import { DirWaker, LineTail } from "./_tail.ts";
+import { DirWaker, LineTail } from "./line_tail.ts";
 import { type LogEntry, parseLogLines, readLogFile } from "./log_entry.ts";
 import { controlPaths, type RunRef } from "./paths.ts";
 import type { FollowLogOptions } from "./transport.ts";

@@ -209,6 +209,7 @@ export async function appendAmendment(
 export async function logAmendment(
   stateRoot: string,
   record: AmendmentRecord,
+  requestId: string | null = null,
 ): Promise<void> {
   const paths = controlPaths(stateRoot);
   await ensurePrivateDir(paths.dir, { within: stateRoot });
@@ -216,7 +217,7 @@ export async function logAmendment(
     v: 1,
     at: record.at,
     run_id: record.run_id,
-    request_id: null,
+    request_id: requestId,
     command: record.direction === "add" ? "amend" : "relax",
     params: {
       clause: record.clause,

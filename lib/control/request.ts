@@ -12,27 +12,18 @@
  * @module
  */
 
-import { join } from "../shared/posix_path.ts";
-import { errorText, StateError, UsageError } from "../shared/errors.ts";
-import {
-  anchored,
-  checkPath,
-  currentUid,
-  type Here,
-  writeFileNoReplace,
-} from "../shared/files.ts";
+import { StateError, UsageError } from "../shared/errors.ts";
+import { currentUid } from "../shared/files.ts";
 import { newId } from "../shared/new_id.ts";
 import { readRunLock } from "../shared/run_lock.ts";
-import { appendLogEntry } from "./log_entry.ts";
-import { type ControlPaths, controlPaths, type RunRef } from "./paths.ts";
-import { publishReceipt, readReceipt, type Receipt } from "./receipt.ts";
+import { controlPaths, type RunRef } from "./paths.ts";
 import {
-  readSnapshotFile,
   readStateRootSnapshot,
   type Snapshot,
   snapshotOfRun,
 } from "./snapshot.ts";
 import { MAX_REQUEST_BYTES } from "./_request_files.ts";
+import { placeRequest } from "./place_request.ts";
 
 export { MAX_REQUEST_BYTES };
 
@@ -166,22 +157,6 @@ export async function requireRunning(ref: RunRef): Promise<Snapshot> {
   return current;
 }
 
-/** Refuses to write into a state root of another user (its runner could not read it). */
-async function checkWritable(paths: ControlPaths): Promise<void> {
-  const info = await Deno.stat(paths.root);
-  const uid = currentUid();
-  if (uid !== null && info.uid !== null && info.uid !== uid) {
-    throw new StateError(
-      `Refused to write to state root "${paths.root}": it belongs to user ${info.uid}, not to this user (${uid})`,
-      {
-        code: "STATE_ROOT_NOT_OURS",
-        hint: "Send requests as the user who runs the run",
-      },
-    );
-  }
-  await checkPath(paths.root, paths.requests);
-}
-
 /**
  * Makes a request for a run, as every transport sends it: a new id, the
  * author, the time, and its JSON line.
@@ -243,121 +218,23 @@ export async function writeRequest(
 ): Promise<SentRequest> {
   const paths = controlPaths(ref.state_root);
   const { request, text } = await newRequest(ref, command, params, options);
-  const id = request.id;
-  const name = `${id}.json`;
-  try {
-    await checkWritable(paths);
-    await writeFileNoReplace(join(paths.requests, name), text, {
-      within: paths.root,
-    });
-  } catch (error) {
-    if (error instanceof StateError) throw error;
-    throw new StateError(
-      `Cannot write request to "${paths.requests}": ${errorText(error)}`,
-      { code: "REQUEST_WRITE_FAILED", cause: error },
-    );
-  }
-  const after = await readSnapshotFile(paths.snapshot, paths.root).catch(() =>
-    null
-  );
-  if (after?.run_id === ref.run_id && after.status === "running") {
-    // The runner publishes its final status before its last sweep of
-    // requests/, and it was not published yet: the runner will decide this.
-    return { request_id: id, run_id: ref.run_id };
-  }
-  const receipt = await settleLate(paths, name, request, after);
-  if (receipt.outcome === "rejected") {
+  const placed = await placeRequest(paths, `${request.id}.json`, text, request);
+  if (placed.state === "settled" && placed.receipt.outcome === "rejected") {
+    const after = placed.after;
     throw new StateError(
       `Run ${ref.run_id} ${
         after === null || after.run_id !== ref.run_id
           ? "was replaced by another run"
           : `ended (${after.status})`
       } before the request could be applied: ${
-        receipt.reason ?? "it was refused"
+        placed.receipt.reason ?? "it was refused"
       }`,
       {
         code: "RUN_ENDED",
         hint:
-          `Request ${id} is recorded as rejected in 'prompt_runner control log'`,
+          `Request ${request.id} is recorded as rejected in 'prompt_runner control log'`,
       },
     );
   }
-  return { request_id: id, run_id: ref.run_id };
-}
-
-/**
- * Settles a request whose run ended while it was written: claims the file
- * back (so no runner takes it any more), and publishes a `rejected`
- * receipt and log entry, unless the runner decided it first.
- */
-async function settleLate(
-  paths: ControlPaths,
-  name: string,
-  request: ControlRequest,
-  after: Snapshot | null,
-): Promise<Receipt> {
-  const claimed = `.${name}.claimed`;
-  const inRequests = (work: (here: Here) => void): void =>
-    anchored(paths.root, paths.requests, work);
-  try {
-    inRequests((here) => here.rename(name, claimed));
-  } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) throw error;
-    // The runner took it: its receipt follows.
-    return await waitForReceipt(paths, name);
-  }
-  const receipt: Receipt = {
-    request_id: request.id,
-    run_id: request.run_id,
-    command: request.command,
-    outcome: "rejected",
-    reason: after === null || after.run_id !== request.run_id
-      ? `run ${request.run_id} was replaced by ${
-        after?.run_id ?? "another run"
-      } before the request was applied`
-      : `the run ended (${after.status}) before the request was applied`,
-    recorded_at: new Date().toISOString(),
-    decided_by: "client",
-  };
-  try {
-    if (await publishReceipt(paths, name, receipt)) {
-      await appendLogEntry(paths, {
-        run_id: request.run_id,
-        request_id: request.id,
-        command: request.command,
-        params: request.params,
-        author: request.author,
-        outcome: "rejected",
-        reason: receipt.reason,
-        prompt_id: request.prompt_id ?? null,
-        attempt: null,
-      });
-      return receipt;
-    }
-    return await waitForReceipt(paths, name);
-  } finally {
-    try {
-      inRequests((here) => here.remove(claimed));
-    } catch {
-      // Removed with the other leftovers when the next run opens.
-    }
-  }
-}
-
-async function waitForReceipt(
-  paths: ControlPaths,
-  name: string,
-): Promise<Receipt> {
-  for (let look = 0; look < 100; look++) {
-    const receipt = await readReceipt(paths, name);
-    if (receipt !== null) return receipt;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new StateError(
-    `The runner took request ${name} as its run ended, but published no receipt for it`,
-    {
-      code: "RECEIPT_MISSING",
-      hint: "Resume the run to finish it: 'prompt_runner run PACKET --resume'",
-    },
-  );
+  return { request_id: request.id, run_id: ref.run_id };
 }

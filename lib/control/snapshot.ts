@@ -71,12 +71,25 @@ export async function readSnapshotFile(
       hint: "It must be a file the runner wrote; move it aside if it is not",
     });
   if (raw === null) return null;
+  return parseSnapshot(raw, `"${path}"`);
+}
+
+/**
+ * Reads a snapshot's text (a file's, or a fleet's copy of it) as
+ * {@linkcode readSnapshotFile} does: tolerant of another version's, a
+ * missing or odd field read as its default.
+ *
+ * @param raw The text.
+ * @param where What it is, for the error (`"…/snapshot.json"`).
+ * @throws {StateError} when it is not JSON, or not a run snapshot.
+ */
+export function parseSnapshot(raw: string, where: string): Snapshot {
   let value: unknown;
   try {
     value = JSON.parse(raw);
   } catch (error) {
     throw new StateError(
-      `Cannot read snapshot "${path}": ${errorText(error)}`,
+      `Cannot read snapshot ${where}: ${errorText(error)}`,
       { code: "SNAPSHOT_CORRUPT" },
     );
   }
@@ -85,7 +98,7 @@ export async function readSnapshotFile(
     typeof (value as Snapshot).run_id !== "string"
   ) {
     throw new StateError(
-      `Cannot read snapshot "${path}": it is not a run snapshot`,
+      `Cannot read snapshot ${where}: it is not a run snapshot`,
       { code: "SNAPSHOT_CORRUPT" },
     );
   }

@@ -24,7 +24,7 @@ import {
   followedRunState,
   type RunLiveness,
   runnerGoneError,
-} from "./_liveness.ts";
+} from "./followed_run_state.ts";
 import {
   type EventLine,
   selectBytes,
@@ -33,7 +33,7 @@ import {
   selectText,
 } from "./_event_text.ts";
 import { seekSeq } from "./_seek.ts";
-import { DirWaker, LineTail } from "./_tail.ts";
+import { DirWaker, LineTail } from "./line_tail.ts";
 import { controlPaths, type RunRef, safeName } from "./paths.ts";
 import { readSnapshotFile } from "./snapshot.ts";
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { DirWaker, LineTail } from "../../../lib/control/_tail.ts";
+import { DirWaker, LineTail } from "../../../lib/control/line_tail.ts";
 import { withTempDir } from "../../_helpers/temp_dir.ts";
 
 async function readAllLines(tail: LineTail): Promise<string[][]> {

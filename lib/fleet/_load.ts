@@ -1,0 +1,69 @@
+/**
+ * Opening a fleet connection: loads the NATS client (`_nats.ts`) on first
+ * use only, by a computed specifier (the runtime loads the module graph of
+ * every literal `import()` at start-up, which would make every command pay
+ * for it), and words a failure as DESIGN §12 does.
+ *
+ * @module
+ */
+
+import { errorText, StateError } from "../shared/errors.ts";
+import type { FleetLink } from "./_link.ts";
+import { type FleetUrl, maskFleetSecrets } from "./fleet_url.ts";
+
+/** How to connect. */
+export interface LinkOptions {
+  /** The fleet's address. */
+  url: FleetUrl;
+  /** A NATS creds file's text. */
+  creds?: string;
+  /** A CA certificate file for `tls://` servers signed by a private CA. */
+  caFile?: string;
+  /** The connection's name, as the servers show it. */
+  name: string;
+  /** How long the first connection may take, in milliseconds. */
+  timeoutMs: number;
+  /**
+   * Learn the cluster's other servers from the one reached, and fail over
+   * to them (a bridge does); otherwise only the URL's servers are used (a
+   * confined client may reach no others).
+   */
+  discover?: boolean;
+}
+
+type NatsModule = typeof import("./_nats.ts");
+
+let loaded: Promise<NatsModule> | null = null;
+
+/** Loads the NATS client's adapter, once. */
+function natsModule(): Promise<NatsModule> {
+  loaded ??= import(new URL("./_nats.ts", import.meta.url).href);
+  return loaded;
+}
+
+/** The error a fleet that cannot be reached (or refuses us) is. */
+export function unreachableError(url: FleetUrl, cause: unknown): StateError {
+  const detail = maskFleetSecrets(errorText(cause)).replace(/\s+/g, " ")
+    .trim() || "no answer";
+  return new StateError(`Cannot reach the fleet at ${url.shown}: ${detail}`, {
+    code: "FLEET_UNREACHABLE",
+    hint:
+      "Check the URL, that a server listens there with JetStream (-js), and the credentials",
+    cause,
+  });
+}
+
+/**
+ * Connects to a fleet.
+ *
+ * @throws {StateError} `FLEET_UNREACHABLE` (exit 4) when no server answers,
+ * or the servers refuse the credentials.
+ */
+export async function openLink(options: LinkOptions): Promise<FleetLink> {
+  const nats = await natsModule();
+  try {
+    return await nats.openNatsLink(options);
+  } catch (error) {
+    throw unreachableError(options.url, error);
+  }
+}

@@ -1,0 +1,211 @@
+/**
+ * Real NATS servers for the fleet's tests and benchmarks: Debian's
+ * `nats-server` with JetStream, one node or a cluster on 127.0.0.1, on free
+ * ports with stores in a temporary directory, started, killed, stopped and
+ * started again by the caller, and removed with everything they wrote.
+ *
+ * @module
+ */
+
+import { delimiter, join } from "node:path";
+
+/** One server of a fleet under test. */
+export interface NatsNode {
+  /** Its name (`n1`, `n2`, …). */
+  name: string;
+  /** Its client port. */
+  port: number;
+  /** Its monitoring port (`/healthz`). */
+  httpPort: number;
+  /** Its cluster port (a cluster's routes), or 0. */
+  clusterPort: number;
+  /** Its configuration file. */
+  config: string;
+  /** The process, while it runs. */
+  process: Deno.ChildProcess | null;
+}
+
+/** Options for the servers. */
+export interface NatsOptions {
+  /** Extra configuration (an `authorization { … }` block, say). */
+  extra?: string;
+  /** The TLS block of every server (`tls { … }`). */
+  tls?: string;
+}
+
+/** A free TCP port on 127.0.0.1 (free when asked). */
+export function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  return port;
+}
+
+/** Whether `path` is an executable file. */
+function isExecutable(path: string): boolean {
+  try {
+    const info = Deno.statSync(path);
+    return info.isFile && ((info.mode ?? 0o111) & 0o111) !== 0;
+  } catch {
+    return false;
+  }
+}
+
+/** `nats-server` on PATH, or `null`. */
+function findNatsServer(): string | null {
+  for (const dir of (Deno.env.get("PATH") ?? "").split(delimiter)) {
+    if (dir && isExecutable(join(dir, "nats-server"))) {
+      return join(dir, "nats-server");
+    }
+  }
+  return null;
+}
+
+/** The `nats-server` binary the fleet tests start, or `null` when none is installed. */
+export const NATS_SERVER: string | null = findNatsServer();
+
+if (NATS_SERVER === null) {
+  Deno.stderr.writeSync(
+    new TextEncoder().encode(
+      "\n*** WARNING: nats-server is not installed: the fleet tests are SKIPPED " +
+        "(.ci/run installs it: apt-get install nats-server) ***\n\n",
+    ),
+  );
+}
+
+/** Servers started for a test: one node, or a cluster. */
+export class NatsServers implements AsyncDisposable {
+  readonly dir: string;
+  readonly nodes: NatsNode[];
+
+  private constructor(dir: string, nodes: NatsNode[]) {
+    this.dir = dir;
+    this.nodes = nodes;
+  }
+
+  /** Starts `count` servers (a cluster when more than one) and waits until JetStream is ready. */
+  static async start(
+    count = 1,
+    options: NatsOptions = {},
+  ): Promise<NatsServers> {
+    const dir = await Deno.makeTempDir({ prefix: "prompt_runner_nats_" });
+    const nodes: NatsNode[] = [];
+    for (let i = 1; i <= count; i++) {
+      nodes.push({
+        name: `n${i}`,
+        port: freePort(),
+        httpPort: freePort(),
+        clusterPort: count > 1 ? freePort() : 0,
+        config: join(dir, `n${i}.conf`),
+        process: null,
+      });
+    }
+    for (const node of nodes) {
+      const routes = nodes.filter((other) => other !== node).map((other) =>
+        `nats-route://127.0.0.1:${other.clusterPort}`
+      );
+      const store = join(dir, node.name);
+      await Deno.writeTextFile(
+        node.config,
+        [
+          `server_name: ${node.name}`,
+          `listen: 127.0.0.1:${node.port}`,
+          `http: 127.0.0.1:${node.httpPort}`,
+          `jetstream { store_dir: ${
+            JSON.stringify(store)
+          }, max_memory_store: 256MB, max_file_store: 2GB }`,
+          count > 1
+            ? `cluster { name: prc, listen: 127.0.0.1:${node.clusterPort}, routes: [${
+              routes.join(", ")
+            }] }`
+            : "",
+          options.tls ?? "",
+          options.extra ?? "",
+          "",
+        ].join("\n"),
+      );
+    }
+    const servers = new NatsServers(dir, nodes);
+    try {
+      for (let i = 0; i < nodes.length; i++) servers.#spawn(i);
+      for (let i = 0; i < nodes.length; i++) await servers.ready(i);
+    } catch (error) {
+      await servers[Symbol.asyncDispose]();
+      throw error;
+    }
+    return servers;
+  }
+
+  #spawn(index: number): void {
+    const node = this.nodes[index]!;
+    if (NATS_SERVER === null) throw new Error("nats-server is not installed");
+    node.process = new Deno.Command(NATS_SERVER, {
+      args: ["-c", node.config, "-l", join(this.dir, `${node.name}.log`)],
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+  }
+
+  /** The URL of node `index`, or of every node when absent. */
+  url(index?: number): string {
+    const nodes = index === undefined ? this.nodes : [this.nodes[index]!];
+    return `nats://${nodes.map((n) => `127.0.0.1:${n.port}`).join(",")}`;
+  }
+
+  /** Waits until node `index` says it is healthy (JetStream included). */
+  async ready(index: number, timeoutMs = 30_000): Promise<void> {
+    const node = this.nodes[index]!;
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      try {
+        const response = await fetch(
+          `http://127.0.0.1:${node.httpPort}/healthz`,
+        );
+        const ok = response.ok;
+        await response.body?.cancel();
+        if (ok) return;
+      } catch {
+        // Not listening yet.
+      }
+      if (Date.now() > deadline) {
+        const log = await Deno.readTextFile(
+          join(this.dir, `${node.name}.log`),
+        ).catch(() => "");
+        throw new Error(
+          `nats-server ${node.name} was not healthy within ${timeoutMs} ms:\n${
+            log.slice(-2000)
+          }`,
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
+  /** Ends node `index` with a signal (SIGKILL by default) and waits for it. */
+  async kill(index: number, signal: Deno.Signal = "SIGKILL"): Promise<void> {
+    const node = this.nodes[index]!;
+    const process = node.process;
+    if (process === null) return;
+    node.process = null;
+    try {
+      process.kill(signal);
+    } catch {
+      // Gone already.
+    }
+    await process.status;
+  }
+
+  /** Starts node `index` again, on its ports and store, and waits until it is healthy. */
+  async restart(index: number): Promise<void> {
+    if (this.nodes[index]!.process !== null) return;
+    this.#spawn(index);
+    await this.ready(index);
+  }
+
+  /** Stops every node and removes their stores. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    for (let i = 0; i < this.nodes.length; i++) await this.kill(i, "SIGTERM");
+    await Deno.remove(this.dir, { recursive: true }).catch(() => {});
+  }
+}
