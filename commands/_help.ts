@@ -48,6 +48,19 @@ Options:
   --json              Print canonical events as NDJSON instead of text
   -h, --help          Show this help
 
+Fleet (watch and steer it from other machines, DESIGN §12):
+  --fleet URL         Publish the run to the fleet at URL
+                      (nats://[user:pass@]host:port[,host:port...] or
+                      tls://...; default: $PROMPT_RUNNER_FLEET, else the
+                      workspace file's fleet:). The run never waits for
+                      the fleet: one that is down is warned of once and
+                      caught up with when it is back
+  --fleet-creds FILE  A NATS creds file (default: $PROMPT_RUNNER_FLEET_CREDS)
+  --fleet-node NAME   This machine's name in the fleet (default: the host
+                      name)
+  --fleet-replicas N  Replicas of the fleet's streams, when this run creates
+                      them (default 1; 3 on a 3-node cluster)
+
 Exit codes:
   0 completed   1 the run failed, was blocked or interrupted   2 usage error,
   or a state root that contains the packet, is or holds a checkout, or is a
@@ -71,6 +84,7 @@ Examples:
   prompt_runner run operator-packet
   prompt_runner run examples/demo 02 --log-mode verbose
   prompt_runner run examples/demo --json | jq -c 'select(.type=="prompt_completed")'
+  prompt_runner run examples/demo --fleet nats://fleet.example:4222
 `,
 };
 

@@ -9,6 +9,7 @@
 import type { CommandEntry } from "./_context.ts";
 import { describedEntry, importCommand } from "./_dispatch.ts";
 import { RUN_INFO, SERVE_INFO, STATUS_INFO, WORKSPACE_INFO } from "./_help.ts";
+import { FLEET_INFO } from "./_fleet_help.ts";
 import { controlCommand } from "./control.ts";
 import { CONTROL_INFO } from "./control/_registry.ts";
 
@@ -39,5 +40,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     async () =>
       (await importCommand<typeof import("./serve.ts")>("./serve.ts"))
         .serveCommand,
+  ),
+  describedEntry(
+    FLEET_INFO,
+    async () =>
+      (await importCommand<typeof import("./fleet.ts")>("./fleet.ts"))
+        .fleetCommand,
   ),
 ];

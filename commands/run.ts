@@ -43,6 +43,7 @@ import {
   stopExitCode,
   type StopSignal,
 } from "../lib/shared/stop_signals.ts";
+import { bridgeRun, RUN_FLEET_FLAGS, runFleetOf } from "./_run_fleet.ts";
 
 const FLAGS = {
   provider: { type: "string" },
@@ -57,6 +58,7 @@ const FLAGS = {
   resume: { type: "boolean" },
   "run-id": { type: "string" },
   json: { type: "boolean" },
+  ...RUN_FLEET_FLAGS,
 } as const;
 
 /** A path as a user would type it: relative below the cwd, else absolute. */
@@ -184,6 +186,11 @@ async function run(context: CommandContext, argv: string[]): Promise<number> {
   const view = viewFlags(args.values);
   const givenRunId = stringFlag(args, "run-id");
   if (givenRunId !== undefined) checkRunId(givenRunId);
+  const fleet = runFleetOf(
+    args.values,
+    context.cwd,
+    workspace?.location.fleet,
+  );
   let packet = await loadPacket(workspace?.location.packet_dir ?? packetDir!);
   if (workspace !== null) {
     // The operator's checkouts replace the packet's repos; the run's state
@@ -223,6 +230,7 @@ async function run(context: CommandContext, argv: string[]): Promise<number> {
   // A closed terminal (SIGHUP) ends the run like SIGTERM, unless the runner
   // was started under nohup: then it keeps running, as nohup promised.
   const nohup = await hangupIgnored();
+  let bridge: Awaited<ReturnType<typeof bridgeRun>> | null = null;
   const removeListeners = onStopSignals(
     ["SIGINT", "SIGTERM", "SIGHUP"],
     (signal, exitCode) => {
@@ -245,13 +253,20 @@ async function run(context: CommandContext, argv: string[]): Promise<number> {
         packet.dir,
       ).state_root,
     );
+    const warn = async (message: string): Promise<void> => {
+      await context.stderr.line(`warning: ${message}`).catch(() => {});
+    };
+    // A fleet run's bridge starts once its plane is open.
+    bridge = fleet === null ? null : await bridgeRun(openPlane, fleet, {
+      workspaceId: workspace?.location.workspace_id ?? null,
+      warn,
+    });
     const result = await runPacket(packet, {
       // The CLI's runs report to the file control plane in their state root.
-      plane: openPlane,
+      plane: bridge?.plane ?? openPlane,
+      ...(fleet === null ? {} : { fleet: fleet.choice.parsed.shown }),
       ...(runId === undefined ? {} : { runId }),
-      async warn(message: string): Promise<void> {
-        await context.stderr.line(`warning: ${message}`).catch(() => {});
-      },
+      warn,
       ids,
       ...(stringFlag(args, "provider")
         ? { provider: stringFlag(args, "provider")! }
@@ -327,6 +342,8 @@ async function run(context: CommandContext, argv: string[]): Promise<number> {
     );
     return 1;
   } finally {
+    // The run is over (whatever ended it): its bridge publishes the rest.
+    await bridge?.finish();
     removeListeners();
   }
 }

@@ -183,7 +183,7 @@ function writesDirectly(context: CommandContext): boolean {
 function confinedWorker(
   what: string,
   entry: URL | string,
-  scope: { read: string[]; write: string[] },
+  scope: { read: string[]; write: string[]; net?: string[] },
   enabled: boolean,
 ): Worker {
   if (!enabled) {
@@ -206,7 +206,10 @@ function confinedWorker(
             ["hostname", "uid"] as const,
             (kind) => ({ name: "sys", kind }),
           ),
-          net: false,
+          // A fleet command reaches its fleet's servers, and nothing else.
+          net: scope.net !== undefined && scope.net.length > 0
+            ? scope.net
+            : false,
           ffi: false,
           import: false,
         },
@@ -222,6 +225,16 @@ function confinedWorker(
 }
 
 const WORKER = new URL("./_worker.ts", import.meta.url).href;
+/**
+ * The fleet code, and the NATS client it loads: a fleet command's worker
+ * imports them with its entry (a confined worker may not read the
+ * program's files to import them later); a command on files never loads
+ * them.
+ */
+const FLEET_MODULES = [
+  new URL("../../lib/fleet/mod.ts", import.meta.url).href,
+  new URL("../../lib/fleet/_nats.ts", import.meta.url).href,
+];
 
 /**
  * The module a command's worker starts on: the one worker entry and the
@@ -229,8 +242,13 @@ const WORKER = new URL("./_worker.ts", import.meta.url).href;
  * read the program's files to import one later; a `data:` module's
  * imports are loaded as the program's own).
  */
-function workerModule(module: string, name: string): string {
-  const source = `import { serveControl } from ${JSON.stringify(WORKER)};
+function workerModule(module: string, name: string, fleet: boolean): string {
+  const preload = fleet
+    ? FLEET_MODULES.map((url) => `import ${JSON.stringify(url)};\n`).join("")
+    : "";
+  const source = `${preload}import { serveControl } from ${
+    JSON.stringify(WORKER)
+  };
 import { ${name} as declaration } from ${JSON.stringify(module)};
 serveControl(declaration);
 `;
@@ -266,7 +284,7 @@ export async function runConfined(
   }
   const worker = confinedWorker(
     `"control ${name}"`,
-    workerModule(module, name),
+    workerModule(module, name, plan.input.fleet !== null),
     plan,
     enabled,
   );

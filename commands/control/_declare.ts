@@ -16,6 +16,7 @@
 
 import type { RunLocation } from "../../lib/workspace/run_location.ts";
 import type { CommandContext } from "../_context.ts";
+import { FLEET_HELP, type FleetChoice } from "../_fleet_flags.ts";
 
 /** One flag of a control command. */
 export interface ControlFlag {
@@ -62,12 +63,25 @@ export interface ControlArgs {
   stdin?: ReadableStream<Uint8Array>;
 }
 
+/** A fleet run a command was pointed at (DESIGN §12). */
+export interface FleetTarget {
+  /** The TARGET as given (`fleet:…`). */
+  target: string;
+  /** The fleet it is in. */
+  fleet: FleetChoice;
+}
+
 /** What a command's work gets, in its worker. */
 export interface ControlInput<P> extends ControlArgs {
   /** What `prepare` returned. */
   prepared: P;
-  /** Where the run lives, resolved before the worker started. */
+  /**
+   * Where the run lives, resolved before the worker started (for a fleet
+   * TARGET, its `state_root` is the TARGET and it has no packet).
+   */
   location: RunLocation;
+  /** The fleet run, when TARGET is one; `null` for a run on files. */
+  fleet: FleetTarget | null;
 }
 
 /**
@@ -136,6 +150,12 @@ function locationFlags(target: TargetKind): Record<string, ControlFlag> {
       type: "string",
       arg: "DIR",
       help: "With --workspace: the packet, when the file binds none",
+    },
+    fleet: { type: "string", arg: "URL", help: FLEET_HELP.fleet },
+    "fleet-creds": {
+      type: "string",
+      arg: "FILE",
+      help: FLEET_HELP["fleet-creds"],
     },
   };
 }

@@ -31,6 +31,8 @@ import type {
   Writes,
 } from "./_declare.ts";
 import { isTargetWord, WORKSPACE_FLAGS } from "./_target.ts";
+import { FLEET_FLAGS, requireFleet } from "../_fleet_flags.ts";
+import { plainLocation } from "../../lib/workspace/run_location.ts";
 
 /**
  * The environment variables a control command's worker reads: the author's
@@ -54,11 +56,18 @@ export interface ControlPlan {
   read: string[];
   /** Paths the worker may write (recursively). */
   write: string[];
+  /** The `host:port`s it may connect to (a fleet's servers), if any. */
+  net: string[];
 }
 
 const TARGETS: readonly TargetKind[] = ["location", "steer", "contract"];
 const WRITES: readonly Writes[] = ["nothing", "requests", "amendments"];
-const RESERVED = ["help", "state-root", ...Object.keys(WORKSPACE_FLAGS)];
+const RESERVED = [
+  "help",
+  "state-root",
+  ...Object.keys(WORKSPACE_FLAGS),
+  ...Object.keys(FLEET_FLAGS),
+];
 
 /** A declaration the planner cannot plan: a bug, refused. */
 function cannotPlan(name: string, detail: string): never {
@@ -193,6 +202,7 @@ export async function planControl(
   const args = parseCommandArgs(`control ${name}`, argv, {
     ...specs,
     ...WORKSPACE_FLAGS,
+    ...FLEET_FLAGS,
     "state-root": { type: "string" },
   });
   if (args.values.help) return "help";
@@ -232,6 +242,13 @@ export async function planControl(
     target = split.target;
     words = [split.promptId];
   }
+  if (target?.startsWith("fleet:")) {
+    return await planFleet(target, { values, words, prepared }, args.values, {
+      cwd: context.cwd,
+      stateRoot,
+      workspace,
+    });
+  }
   const location = await resolveRunLocation(target, {
     needs: declaration.target === "contract"
       ? "packet_and_state_root"
@@ -250,5 +267,50 @@ export async function planControl(
     persist,
     declaration.writes,
   );
-  return { input: { values, words, prepared, location }, read, write };
+  return {
+    input: { values, words, prepared, location, fleet: null },
+    read,
+    write,
+    net: [],
+  };
+}
+
+/**
+ * Plans a command on a fleet run: its worker reads no state root and
+ * writes nothing; it may connect to the fleet's servers, and read the
+ * creds and CA files named for them.
+ */
+async function planFleet(
+  target: string,
+  input: Pick<ControlInput<unknown>, "values" | "words" | "prepared">,
+  flags: Record<string, unknown>,
+  options: {
+    cwd: string;
+    stateRoot: string | undefined;
+    workspace: string | undefined;
+  },
+): Promise<ControlPlan> {
+  if (options.stateRoot !== undefined || options.workspace !== undefined) {
+    throw new UsageError(
+      `A fleet TARGET names its run: --state-root and --workspace do not go with ${target}`,
+    );
+  }
+  const fleet = requireFleet(flags, options.cwd, target);
+  const read = [fleet.creds_file, fleet.ca_file].filter((path) =>
+    path !== null
+  );
+  const passwd = { name: "read", path: "/etc/passwd" } as const;
+  if ((await Deno.permissions.query(passwd)).state === "granted") {
+    read.push(passwd.path);
+  }
+  return {
+    input: {
+      ...input,
+      location: plainLocation(null, target, false),
+      fleet: { target, fleet },
+    },
+    read,
+    write: [],
+    net: fleet.parsed.hosts,
+  };
 }

@@ -35,13 +35,13 @@ export function workspaceFlags(args: ParsedArgs): WorkspaceFlags {
 }
 
 /**
- * Tells whether a command's first word names a TARGET (a packet directory or
- * a prepared workspace's id) rather than starting its text.
+ * Tells whether a command's first word names a TARGET (a packet directory, a
+ * prepared workspace's id, or a fleet run) rather than starting its text.
  */
 export async function isTargetWord(
   word: string,
   cwd: string,
 ): Promise<boolean> {
-  return await isPacketDir(resolve(cwd, word)) ||
+  return word.startsWith("fleet:") || await isPacketDir(resolve(cwd, word)) ||
     (isWorkspaceId(word) && await lookupWorkspace(word) !== null);
 }

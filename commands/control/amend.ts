@@ -13,10 +13,6 @@ import {
   terminalSafeData,
 } from "../../lib/render/ansi.ts";
 import { UsageError } from "../../lib/shared/errors.ts";
-import {
-  type PacketRunLocation,
-  runTargetOf,
-} from "../../lib/workspace/run_location.ts";
 import type { CommandContext } from "../_context.ts";
 import {
   authorFlag,
@@ -161,14 +157,15 @@ function checkAmend(
 
 async function amendCommand(
   context: CommandContext,
-  { values, words, prepared, location }: ControlInput<
-    ReturnType<typeof checkAmend>
-  >,
+  input: ControlInput<ReturnType<typeof checkAmend>>,
 ): Promise<number> {
+  const { values, words, prepared } = input;
   const author = values.author as string | undefined;
   const { amend } = await import("../../lib/contract/mod.ts");
+  const { contractAt } = await import("./_run_at.ts");
+  await using at = await contractAt(input);
   const record = await amend(
-    runTargetOf(location as PacketRunLocation),
+    at.target,
     words[0]!,
     {
       clause: prepared.clause,
@@ -220,16 +217,13 @@ function checkRelax({ values }: { values: FlagValues }): RelaxOptions {
 
 async function relaxCommand(
   context: CommandContext,
-  { values, words, prepared, location }: ControlInput<
-    ReturnType<typeof checkRelax>
-  >,
+  input: ControlInput<ReturnType<typeof checkRelax>>,
 ): Promise<number> {
+  const { values, words, prepared } = input;
   const { relax } = await import("../../lib/contract/mod.ts");
-  const record = await relax(
-    runTargetOf(location as PacketRunLocation),
-    words[0]!,
-    prepared,
-  );
+  const { contractAt } = await import("./_run_at.ts");
+  await using at = await contractAt(input);
+  const record = await relax(at.target, words[0]!, prepared);
   await report(context, record, values.json === true);
   return 0;
 }

@@ -10,8 +10,6 @@ import {
   terminalSafe,
   terminalSafeData,
 } from "../../lib/render/ansi.ts";
-import type { PacketRunLocation } from "../../lib/workspace/run_location.ts";
-import { runTargetOf } from "../../lib/workspace/run_location.ts";
 import type { CommandContext } from "../_context.ts";
 import { type ControlInput, declareControl } from "./_declare.ts";
 
@@ -23,13 +21,13 @@ const PHASE_STYLE = {
 
 async function showContract(
   context: CommandContext,
-  { values, words, location }: ControlInput<undefined>,
+  input: ControlInput<undefined>,
 ): Promise<number> {
+  const { values, words } = input;
   const { contract } = await import("../../lib/contract/mod.ts");
-  const stored = await contract(
-    runTargetOf(location as PacketRunLocation),
-    words[0]!,
-  );
+  const { contractAt } = await import("./_run_at.ts");
+  await using at = await contractAt(input);
+  const stored = await contract(at.target, words[0]!);
   if (values.json) {
     await context.stdout.json(stored);
     return 0;

@@ -42,11 +42,12 @@ function prepare(
 
 async function replay(
   context: CommandContext,
-  { values, prepared, location }: ControlInput<ReturnType<typeof prepare>>,
+  input: ControlInput<ReturnType<typeof prepare>>,
 ): Promise<number> {
+  const { values, prepared } = input;
   const { from, view } = prepared;
   // The work's modules: loaded by the worker, never by the planner.
-  const { currentRun } = await import("../../lib/control/current_run.ts");
+  const { runAt } = await import("./_run_at.ts");
   const { eventByteBatches, eventLineBatches } = await import(
     "../../lib/control/events.ts"
   );
@@ -54,7 +55,8 @@ async function replay(
     "../../lib/render/create_renderer.ts"
   );
   const { renderEventBatches } = await import("../../lib/render/sinks.ts");
-  const ref = await currentRun(location.state_root);
+  await using run = await runAt(input);
+  const ref = run.ref;
   const json = values.json === true;
   const renderer = createRenderer({ ...DEFAULT_VIEW, ...view });
   return await withStopSignals(async (signal) => {

@@ -41,11 +41,13 @@ export function formatLogEntry(untrusted: LogEntry): string {
 
 async function showLog(
   context: CommandContext,
-  { values, location }: ControlInput<undefined>,
+  input: ControlInput<undefined>,
 ): Promise<number> {
-  const { currentRun } = await import("../../lib/control/current_run.ts");
+  const values = input.values;
+  const { runAt } = await import("./_run_at.ts");
   const { followLog, log } = await import("../../lib/control/read_log.ts");
-  const ref = await currentRun(location.state_root);
+  await using run = await runAt(input);
+  const ref = run.ref;
   const print = async (entry: LogEntry): Promise<void> => {
     if (values.json) await context.stdout.json(entry);
     else {

@@ -16,10 +16,19 @@ import { duration } from "../../lib/render/duration.ts";
 import type { CommandContext } from "../_context.ts";
 import { type ControlInput, declareControl } from "./_declare.ts";
 
-function statusText(current: Snapshot, gone: boolean): string {
+function statusText(
+  current: Snapshot,
+  gone: boolean,
+  fleet: boolean,
+): string {
   if (current.status === "running") {
     return gone
-      ? paint(`running, but its runner (pid ${current.pid}) is gone`, "red")
+      ? paint(
+        fleet
+          ? "running, but unreachable: the fleet has not heard from it for over 10 s"
+          : `running, but its runner (pid ${current.pid}) is gone`,
+        "red",
+      )
       : paint("running", "green");
   }
   return paint(
@@ -28,22 +37,35 @@ function statusText(current: Snapshot, gone: boolean): string {
   );
 }
 
+/** The snapshot of the run a fleet TARGET names, and whether it went silent. */
+async function fleetSnapshot(
+  input: ControlInput<undefined>,
+): Promise<{ stored: Snapshot; gone: boolean }> {
+  const { runAt } = await import("./_run_at.ts");
+  const { snapshot } = await import("../../lib/control/current_run.ts");
+  await using run = await runAt(input);
+  return { stored: await snapshot(run.ref), gone: run.unreachable === true };
+}
+
 async function showStatus(
   context: CommandContext,
-  { values, location }: ControlInput<undefined>,
+  input: ControlInput<undefined>,
 ): Promise<number> {
+  const { values, location } = input;
   // One read of the newest run's snapshot: a poll that lands as one run
   // hands the state root to the next shows the next, never a stale error.
   const { currentSnapshot } = await import("../../lib/control/current_run.ts");
-  const stored = await currentSnapshot(location.state_root);
+  const fleet = input.fleet === null ? null : await fleetSnapshot(input);
+  const stored = fleet?.stored ??
+    await currentSnapshot(location.state_root);
   if (values.json) {
     await context.stdout.json(stored);
     return 0;
   }
   // The packet's and prompt's names, the model: anyone's text, shown safely.
   const current = terminalSafeData(stored);
-  let gone = false;
-  if (current.status === "running") {
+  let gone = fleet?.gone ?? false;
+  if (current.status === "running" && fleet === null) {
     // Loaded here: checking the runner's process is not needed for --json.
     const { readRunLock } = await import("../../lib/shared/run_lock.ts");
     const lock = await readRunLock(location.state_root);
@@ -52,7 +74,7 @@ async function showStatus(
   }
   const age = Date.now() - Date.parse(current.updated_at);
   const rows: [string, string][] = [
-    ["status", statusText(current, gone)],
+    ["status", statusText(current, gone, fleet !== null)],
     [
       "prompt",
       current.prompt_id === null

@@ -88,10 +88,12 @@ async function steerText({ words, stdin }: ControlArgs): Promise<string> {
 
 async function sendSteer(
   context: CommandContext,
-  { values, prepared: text, location }: ControlInput<string>,
+  input: ControlInput<string>,
 ): Promise<number> {
-  const { currentRun } = await import("../../lib/control/current_run.ts");
-  const ref = await currentRun(location.state_root);
+  const { values, prepared: text } = input;
+  const { runAt } = await import("./_run_at.ts");
+  await using run = await runAt(input);
+  const ref = run.ref;
   const author = values.author as string | undefined;
   const promptId = values.prompt as string | undefined;
   const receipt = await sendSteerRequest(ref, text, {

@@ -32,13 +32,13 @@ function settingsOf(
 
 async function requestView(
   context: CommandContext,
-  { values, prepared: settings, location }: ControlInput<
-    Partial<ViewSettings>
-  >,
+  input: ControlInput<Partial<ViewSettings>>,
 ): Promise<number> {
-  const { currentRun } = await import("../../lib/control/current_run.ts");
+  const { values, prepared: settings } = input;
+  const { runAt } = await import("./_run_at.ts");
   const { setView } = await import("../../lib/control/set_view.ts");
-  const ref = await currentRun(location.state_root);
+  await using run = await runAt(input);
+  const ref = run.ref;
   const author = values.author as string | undefined;
   const receipt = await setView(
     ref,

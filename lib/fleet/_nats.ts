@@ -343,6 +343,8 @@ class NatsLink implements FleetLink {
     const consumer = await jetstream(this.#nc).consumers.get(stream, durable);
     const messages = await consumer.consume({ max_messages: 16 });
     const stop = () => messages.stop();
+    // Aborted while the consumer was being set up: stop at once.
+    if (signal.aborted) stop();
     signal.addEventListener("abort", stop, { once: true });
     try {
       for await (const message of messages) {

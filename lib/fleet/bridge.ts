@@ -52,8 +52,8 @@ export interface BridgeOptions {
   warn: (message: string) => void;
   /**
    * A sidecar (`fleet join`) rather than the runner's own bridge: it checks
-   * that the runner lives before each heartbeat, and keeps taking requests
-   * (amendments) after the run ended, until it is stopped.
+   * that the runner lives before each heartbeat (a run whose runner died
+   * goes silent, so the fleet reads it as unreachable).
    */
   sidecar?: boolean;
   /** A test's fault (`tests/_helpers/fault_main.ts`). */
@@ -115,11 +115,8 @@ export class Bridge {
       bridgeLog(run).catch(report("log")),
       bridgeSnapshots(run).catch(report("snapshots")),
       contracts.all().then(() => contracts.loop()).catch(report("contracts")),
-      bridgeRequests(
-        run,
-        options.sidecar ? this.#stop.signal : this.#finishing.signal,
-        options.fault ?? null,
-      ).catch(report("requests")),
+      bridgeRequests(run, this.#finishing.signal, options.fault ?? null)
+        .catch(report("requests")),
     ];
   }
 

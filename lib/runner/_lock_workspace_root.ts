@@ -56,11 +56,14 @@ export async function lockWorkspaceRoot(
   path: string,
   runId: string,
   id: string,
-  options: Pick<OpenStateRootOptions, "warn"> = {},
+  options: Pick<OpenStateRootOptions, "warn"> & { fleet?: string } = {},
 ): Promise<{ root: string; lock: RunLock }> {
   let root: string;
   try {
-    root = await openStateRoot(path, { ...options, repair: true });
+    root = await openStateRoot(path, {
+      ...(options.warn === undefined ? {} : { warn: options.warn }),
+      repair: true,
+    });
   } catch (error) {
     if (error instanceof NotFoundError) throw await forgotten(id, path);
     throw error;
@@ -69,7 +72,7 @@ export async function lockWorkspaceRoot(
   for (;;) {
     let lock: RunLock;
     try {
-      lock = await acquireRunLock(root, runId);
+      lock = await acquireRunLock(root, runId, options.fleet);
     } catch (error) {
       if (!(await isRegisteredAt(id, root))) throw await forgotten(id, root);
       if (

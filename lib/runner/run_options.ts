@@ -78,6 +78,11 @@ export interface RunPacketOptions {
   ) => Promise<EnforcedContract>;
   /** A random source for retry jitter (tests pin it). */
   random?: () => number;
+  /**
+   * The fleet the run publishes to (DESIGN §12), its URL's secrets masked:
+   * recorded in `run.lock`.
+   */
+  fleet?: string;
 }
 
 /**

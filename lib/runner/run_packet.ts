@@ -73,14 +73,23 @@ class PacketRun {
           repair: true,
           ...(warn ? { warn } : {}),
         });
-        lock = await acquireRunLock(ctx.stateRoot, ctx.runId);
+        lock = await acquireRunLock(
+          ctx.stateRoot,
+          ctx.runId,
+          ctx.options.fleet,
+        );
       } else {
         // Never re-made: a workspace forgotten meanwhile stays forgotten.
         ({ root: ctx.stateRoot, lock } = await lockWorkspaceRoot(
           ctx.stateRoot,
           ctx.runId,
           workspaceId,
-          warn ? { warn } : {},
+          {
+            ...(warn ? { warn } : {}),
+            ...(ctx.options.fleet === undefined
+              ? {}
+              : { fleet: ctx.options.fleet }),
+          },
         ));
       }
       try {

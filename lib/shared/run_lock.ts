@@ -30,6 +30,11 @@ export interface RunLockInfo {
   run_id: string;
   /** When the lock was taken (ISO 8601). */
   started_at: string;
+  /**
+   * The fleet the run publishes to (DESIGN §12), its URL's secrets masked;
+   * absent when it joined none.
+   */
+  fleet?: string;
 }
 
 /** The lock file's name inside a state root. */
@@ -144,6 +149,7 @@ function parseLock(text: string): RunLockInfo | null {
         started_at: typeof value.started_at === "string"
           ? value.started_at
           : "",
+        ...(typeof value.fleet === "string" ? { fleet: value.fleet } : {}),
       };
     }
   } catch {
@@ -269,6 +275,7 @@ async function takeExclusive(file: Deno.FsFile): Promise<boolean> {
  *
  * @param stateRoot The state root directory (it must exist).
  * @param runId The run taking the lock.
+ * @param fleet The fleet the run publishes to, its secrets masked.
  * @returns The held lock.
  * @throws {StateError} naming the holder when another live run holds it,
  * or when the lock cannot be written (a full disk).
@@ -277,6 +284,7 @@ async function takeExclusive(file: Deno.FsFile): Promise<boolean> {
 export async function acquireRunLock(
   stateRoot: string,
   runId: string,
+  fleet?: string,
 ): Promise<RunLock> {
   const path = join(stateRoot, LOCK_FILE);
   const info: RunLockInfo = {
@@ -285,6 +293,7 @@ export async function acquireRunLock(
     host: hostname(),
     run_id: runId,
     started_at: new Date().toISOString(),
+    ...(fleet === undefined ? {} : { fleet }),
   };
   const text = JSON.stringify(info) + "\n";
   for (let tries = 0; tries < 20; tries++) {

@@ -39,6 +39,8 @@ export interface RunLocation {
    * needed).
    */
   repo_overrides: Readonly<Record<string, string>>;
+  /** The fleet the workspace's runs join (its file's `fleet:`), when it names one. */
+  fleet?: string;
 }
 
 /** A location outside any workspace. */

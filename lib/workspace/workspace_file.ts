@@ -14,7 +14,7 @@ import { defaultWorkspaceRoot, type StateHomeOptions } from "./state_home.ts";
 /** A workspace id: `[a-z0-9][a-z0-9._-]{0,63}`. */
 export const WORKSPACE_ID: RegExp = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 
-const KEYS = ["id", "packet", "repos", "state_root"];
+const KEYS = ["id", "packet", "repos", "state_root", "fleet"];
 
 /** A loaded `workspace.yml`, every path absolute. */
 export interface WorkspaceFile {
@@ -28,6 +28,8 @@ export interface WorkspaceFile {
   repos: Record<string, string>;
   /** The state root: `state_root`, else the default under the state home. */
   state_root: string;
+  /** The fleet its runs join (`fleet:`, DESIGN §12), or `null`. */
+  fleet: string | null;
 }
 
 /**
@@ -201,5 +203,14 @@ export async function loadWorkspaceFile(
   const stateRoot = raw.state_root === undefined || raw.state_root === null
     ? defaultWorkspaceRoot(id, options)
     : pathOf(["state_root"], raw.state_root);
-  return { id, file, packet, repos, state_root: stateRoot };
+  let fleet: string | null = null;
+  if (raw.fleet !== undefined && raw.fleet !== null) {
+    if (
+      typeof raw.fleet !== "string" || !/^(nats|tls):\/\/\S+$/i.test(raw.fleet)
+    ) {
+      invalid(["fleet"], "expected a fleet URL: nats://host:port or tls://…");
+    }
+    fleet = raw.fleet as string;
+  }
+  return { id, file, packet, repos, state_root: stateRoot, fleet };
 }

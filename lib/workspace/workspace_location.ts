@@ -100,6 +100,7 @@ async function fromFile(
     workspace_id: file.id,
     workspace_file: file.file,
     repo_overrides: file.repos,
+    ...(file.fleet === null ? {} : { fleet: file.fleet }),
   };
 }
 
