@@ -35,7 +35,9 @@ async function fleetModule(): Promise<FleetModule> {
 }
 
 /** Opens a client of the fleet a command was pointed at. */
-async function fleetClient(input: ControlInput<unknown>) {
+async function fleetClient(
+  input: ControlInput<unknown>,
+): ReturnType<FleetModule["openFleetClient"]> {
   const { fleet } = input.fleet!;
   return await (await fleetModule()).openFleetClient({
     url: fleet.parsed,
