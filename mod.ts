@@ -196,4 +196,19 @@ export {
   eventTextBatches,
 } from "./lib/control/mod.ts";
 export { CLAUSES, loadPacket } from "./lib/packet/mod.ts";
+
+// Fleets: runs on many machines, watched and steered through NATS JetStream.
+export {
+  type FleetClient,
+  type FleetClientOptions,
+  type FleetRun,
+  type FleetRunName,
+  type FleetRunState,
+  type FleetTransport,
+  type FleetTransportOptions,
+  type FleetUrl,
+  maskFleetSecrets,
+  openFleetClient,
+  parseFleetUrl,
+} from "./lib/fleet/mod.ts";
 export { DEFAULT_VIEW } from "./lib/shared/mod.ts";

@@ -13,6 +13,18 @@ import { resolve } from "../lib/shared/posix_path.ts";
 import { UsageError } from "../lib/shared/errors.ts";
 import { type FleetUrl, parseFleetUrl } from "../lib/fleet/fleet_url.ts";
 import type { FlagSpec } from "./_args.ts";
+import { importCommand } from "./_dispatch.ts";
+
+/** The fleet code (`lib/fleet/mod.ts`). */
+export type FleetModule = typeof import("../lib/fleet/mod.ts");
+
+/**
+ * Loads the fleet code, by a specifier built at run time: a command that
+ * reaches no fleet never loads it (nor the NATS client behind it).
+ */
+export function fleetModule(): Promise<FleetModule> {
+  return importCommand<FleetModule>("../lib/fleet/mod.ts");
+}
 
 /** The flags that name a fleet. */
 export const FLEET_FLAGS = {

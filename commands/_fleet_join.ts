@@ -13,8 +13,7 @@ import type { RunLocation } from "../lib/workspace/run_location.ts";
 import { errorText } from "../lib/shared/errors.ts";
 import type { CommandContext } from "./_context.ts";
 import type { RunFleet } from "./_run_fleet.ts";
-
-type FleetModule = typeof import("../lib/fleet/mod.ts");
+import { type FleetModule, fleetModule } from "./_fleet_flags.ts";
 type Bridge = Awaited<ReturnType<FleetModule["Bridge"]["start"]>>;
 
 /** How often a sidecar looks for a new run, or the end of its run. */
@@ -39,9 +38,7 @@ export async function joinRoots(
   fleet: RunFleet,
   options: { once: boolean; signal: AbortSignal },
 ): Promise<void> {
-  const module: FleetModule = await import(
-    new URL("../lib/fleet/mod.ts", import.meta.url).href
-  );
+  const module = await fleetModule();
   const creds = fleet.choice.creds_file === null
     ? undefined
     : await module.readCredsFile(fleet.choice.creds_file);

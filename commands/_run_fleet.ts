@@ -11,10 +11,13 @@
 import type { OpenPlane } from "../lib/runner/run_options.ts";
 import { UsageError } from "../lib/shared/errors.ts";
 import { parseFleetUrl } from "../lib/fleet/fleet_url.ts";
-import { type FleetChoice, fleetChoice } from "./_fleet_flags.ts";
+import {
+  type FleetChoice,
+  fleetChoice,
+  type FleetModule,
+  fleetModule,
+} from "./_fleet_flags.ts";
 import type { FlagSpec } from "./_args.ts";
-
-type FleetModule = typeof import("../lib/fleet/mod.ts");
 
 /** The flags `run` takes for a fleet. */
 export const RUN_FLEET_FLAGS = {
@@ -98,9 +101,7 @@ export async function bridgeRun(
     warn: (message: string) => Promise<void>;
   },
 ): Promise<RunFleetBridge> {
-  const module: FleetModule = await import(
-    new URL("../lib/fleet/mod.ts", import.meta.url).href
-  );
+  const module = await fleetModule();
   const url = fleet.choice.parsed;
   const creds = fleet.choice.creds_file === null
     ? undefined

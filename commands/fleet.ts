@@ -12,14 +12,8 @@ import { onStopSignals, stopExitCode } from "../lib/shared/stop_signals.ts";
 import { parseCommandArgs } from "./_args.ts";
 import type { Command, CommandContext } from "./_context.ts";
 import { FLEET_INFO, FLEET_JOIN_HELP, FLEET_LS_HELP } from "./_fleet_help.ts";
-import { FLEET_FLAGS, fleetChoice } from "./_fleet_flags.ts";
+import { FLEET_FLAGS, fleetChoice, fleetModule } from "./_fleet_flags.ts";
 import { RUN_FLEET_FLAGS, runFleetOf } from "./_run_fleet.ts";
-
-type FleetModule = typeof import("../lib/fleet/mod.ts");
-
-async function fleetModule(): Promise<FleetModule> {
-  return await import(new URL("../lib/fleet/mod.ts", import.meta.url).href);
-}
 
 function noFleet(command: string): never {
   throw new UsageError(`'fleet ${command}' needs a fleet: give --fleet URL`, {

@@ -31,9 +31,13 @@ async function compile(): Promise<number> {
       output,
       // The CLI imports its command modules by computed specifiers (so a
       // command does not load the others), and starts the control worker
-      // by URL: the compiler sees neither.
+      // by URL: the compiler sees neither. The fleet code (and the NATS
+      // client behind it) is loaded the same way, and its bridge worker
+      // started by URL.
       "--include",
       join(ROOT, "commands"),
+      "--include",
+      join(ROOT, "lib", "fleet"),
       ...extra,
       join(ROOT, "main.ts"),
     ],

@@ -31,6 +31,15 @@ const ALLOWED: Record<string, string[]> = {
     "lib/workspace",
     "lib/status",
   ],
+  // Fleets: a bridge follows files, and applies amendments with the contract code.
+  "lib/fleet": [
+    "lib/shared",
+    "lib/packet",
+    "lib/control",
+    "lib/workspace",
+    "lib/status",
+    "lib/contract",
+  ],
   "lib/runner": [
     "lib/shared",
     "lib/packet",

@@ -14,7 +14,7 @@ import {
 } from "../../lib/workspace/run_location.ts";
 import type { ControlInput } from "./_declare.ts";
 
-type FleetModule = typeof import("../../lib/fleet/mod.ts");
+import { type FleetModule, fleetModule } from "../_fleet_flags.ts";
 
 /** A run a command acts on. */
 export interface RunAt extends AsyncDisposable {
@@ -27,11 +27,6 @@ export interface RunAt extends AsyncDisposable {
    * runs (`null` on files, where the run lock tells).
    */
   unreachable: boolean | null;
-}
-
-/** The fleet code: preloaded by a fleet command's worker, never by others. */
-async function fleetModule(): Promise<FleetModule> {
-  return await import(new URL("../../lib/fleet/mod.ts", import.meta.url).href);
 }
 
 /** Opens a client of the fleet a command was pointed at. */

@@ -35,9 +35,17 @@ type NatsModule = typeof import("./_nats.ts");
 
 let loaded: Promise<NatsModule> | null = null;
 
+/**
+ * Imports a module of this folder by a specifier built at run time: the
+ * runtime does not load it (nor the NATS client behind it) at start-up.
+ */
+async function importHere<T>(path: string): Promise<T> {
+  return await import(new URL(path, import.meta.url).href);
+}
+
 /** Loads the NATS client's adapter, once. */
 function natsModule(): Promise<NatsModule> {
-  loaded ??= import(new URL("./_nats.ts", import.meta.url).href);
+  loaded ??= importHere<NatsModule>("./_nats.ts");
   return loaded;
 }
 

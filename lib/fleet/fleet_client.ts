@@ -62,6 +62,7 @@ export class FleetClient implements AsyncDisposable {
   readonly #link: FleetLink;
   readonly #staleMs: number;
 
+  /** A client over an open connection (see {@linkcode openFleetClient}). */
   constructor(link: FleetLink, url: FleetUrl, options: FleetClientOptions) {
     this.#link = link;
     this.shown = url.shown;

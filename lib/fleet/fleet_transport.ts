@@ -113,6 +113,10 @@ export class FleetTransport implements Transport, ContractTransport {
   readonly #shown: string;
   readonly #sent = new Set<string>();
 
+  /**
+   * A transport over an open fleet connection (`openFleetClient` makes
+   * one; its `transport` is this).
+   */
   constructor(link: FleetLink, options: FleetTransportOptions) {
     this.#link = link;
     this.#shown = options.shown;

@@ -16,7 +16,12 @@ export {
   type FleetRun,
   openFleetClient,
 } from "./fleet_client.ts";
-export { FleetTransport, STALE_MS } from "./fleet_transport.ts";
+export type { FleetRunState } from "./_fleet_follow.ts";
+export {
+  FleetTransport,
+  type FleetTransportOptions,
+  STALE_MS,
+} from "./fleet_transport.ts";
 export {
   Bridge,
   type BridgeFault,
