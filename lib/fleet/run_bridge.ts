@@ -33,6 +33,18 @@ export interface RunBridge {
 
 const WORKER = new URL("./_bridge_worker.ts", import.meta.url).href;
 
+let testFault: BridgeOptions["fault"] = null;
+
+/**
+ * A test's hook: every runner's bridge this process starts kills the
+ * process at `fault` (`request_written`: a request file is durable, its
+ * message not yet acknowledged). Installed only by the tests' entry
+ * (`tests/_helpers/fault_main.ts`); no environment variable reaches it.
+ */
+export function setBridgeFault(fault: BridgeOptions["fault"]): void {
+  testFault = fault;
+}
+
 /**
  * Starts a run's bridge in a worker (never waits for the fleet).
  *
@@ -57,7 +69,12 @@ export function startRunBridge(options: BridgeOptions): RunBridge {
     warn(`The fleet bridge failed: ${event.message}`);
     settle?.(null);
   };
-  worker.postMessage({ type: "start", options: rest } satisfies ToBridge);
+  worker.postMessage(
+    {
+      type: "start",
+      options: testFault ? { ...rest, fault: testFault } : rest,
+    } satisfies ToBridge,
+  );
   const end = (message: ToBridge): Promise<BridgeReport | null> => {
     if (ended) return Promise.resolve(null);
     ended = true;
