@@ -29,6 +29,11 @@ export interface LinkOptions {
    * confined client may reach no others).
    */
   discover?: boolean;
+  /**
+   * How long a JetStream call may keep failing transiently (a cluster
+   * electing a leader) before the fleet "did not answer" (default 20 s).
+   */
+  patienceMs?: number;
 }
 
 type NatsModule = typeof import("./_nats.ts");
@@ -72,6 +77,8 @@ export async function openLink(options: LinkOptions): Promise<FleetLink> {
   try {
     return await nats.openNatsLink(options);
   } catch (error) {
-    throw unreachableError(options.url, error);
+    throw error instanceof StateError
+      ? error
+      : unreachableError(options.url, error);
   }
 }

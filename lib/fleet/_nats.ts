@@ -22,16 +22,7 @@ import {
   type MsgHdrs,
   type NatsConnection,
 } from "@nats-io/transport-node";
-import {
-  AckPolicy,
-  DeliverPolicy,
-  jetstream,
-  type JetStreamManager,
-  jetstreamManager,
-  RetentionPolicy,
-  type StoredMsg,
-} from "@nats-io/jetstream";
-import { type KV, Kvm } from "@nats-io/kv";
+import { jetstreamManager } from "@nats-io/jetstream";
 import type {
   FleetLink,
   LinkMessage,
@@ -43,15 +34,8 @@ import type {
   StreamSpec,
 } from "./_link.ts";
 import type { LinkOptions } from "./_load.ts";
-
-const SECOND_NS = 1_000_000_000;
-/** How long the fleet keeps a run's messages. */
-const MAX_AGE_NS = 7 * 24 * 3600 * SECOND_NS;
-/** The window in which a repeated `Nats-Msg-Id` is stored once. */
-const DUPLICATE_WINDOW_NS = 120 * SECOND_NS;
-/** How long a taken request may go unacknowledged before redelivery. */
-const ACK_WAIT_NS = 5 * SECOND_NS;
-const API_TIMEOUT_MS = 5_000;
+import { API_TIMEOUT_MS, NatsJetStream } from "./_nats_js.ts";
+import { patiently } from "./_patience.ts";
 
 /**
  * The message as the fleet code sees it. Its headers are decoded only when
@@ -83,51 +67,16 @@ function headersOf(
   return h;
 }
 
-function stored(message: StoredMsg): StoredMessage {
-  return {
-    seq: message.seq,
-    data: message.data,
-    msgId: message.header?.get("Nats-Msg-Id") || undefined,
-    time: message.time.getTime(),
-  };
-}
-
-/** Whether an error says the stream (or bucket) does not exist. */
-function missing(error: unknown): boolean {
-  const e = error as { name?: string; code?: number; message?: string };
-  return e?.name === "StreamNotFoundError" || e?.code === 10059 ||
-    /stream not found/i.test(e?.message ?? "");
-}
-
-/** `null` for a stream that does not exist (no bridge made it yet). */
-async function orNull<T>(work: Promise<T>): Promise<T | null> {
-  try {
-    return await work;
-  } catch (error) {
-    if (missing(error)) return null;
-    throw error;
-  }
-}
-
-const DELIVER = {
-  all: DeliverPolicy.All,
-  new: DeliverPolicy.New,
-  last_per_subject: DeliverPolicy.LastPerSubject,
-} as const;
-
 /** A connection to the fleet through the NATS client. */
 class NatsLink implements FleetLink {
   readonly #nc: NatsConnection;
-  readonly #jsm: JetStreamManager;
-  readonly #kvm: Kvm;
-  readonly #buckets = new Map<string, Promise<KV>>();
+  readonly #js: NatsJetStream;
   readonly #listeners = new Set<(state: LinkState, detail: string) => void>();
   #state: LinkState = "connected";
 
-  constructor(nc: NatsConnection, jsm: JetStreamManager) {
+  constructor(nc: NatsConnection, js: NatsJetStream) {
     this.#nc = nc;
-    this.#jsm = jsm;
-    this.#kvm = new Kvm(jetstream(nc, { timeout: API_TIMEOUT_MS }));
+    this.#js = js;
     this.#watch();
   }
 
@@ -205,163 +154,54 @@ class NatsLink implements FleetLink {
     return () => this.#listeners.delete(listener);
   }
 
-  async ensureStream(spec: StreamSpec): Promise<void> {
-    const info = await this.#jsm.streams.info(spec.name).catch(() => null);
-    if (info !== null) return;
-    await this.#jsm.streams.add({
-      name: spec.name,
-      subjects: spec.subjects,
-      num_replicas: spec.replicas,
-      max_age: MAX_AGE_NS,
-      duplicate_window: DUPLICATE_WINDOW_NS,
-      retention: spec.workQueue
-        ? RetentionPolicy.Workqueue
-        : RetentionPolicy.Limits,
-      allow_direct: true,
-    }).catch(async (error) => {
-      // Another bridge made it meanwhile.
-      if (await this.#jsm.streams.info(spec.name).catch(() => null)) return;
-      throw error;
-    });
+  ensureStream(spec: StreamSpec): Promise<void> {
+    return this.#js.ensureStream(spec);
   }
 
-  /** A bucket, bound without a look (a missing one reads as empty). */
-  #bucket(name: string): Promise<KV> {
-    let bucket = this.#buckets.get(name);
-    if (bucket === undefined) {
-      bucket = this.#kvm.open(name);
-      bucket.catch(() => this.#buckets.delete(name));
-      this.#buckets.set(name, bucket);
-    }
-    return bucket;
+  ensureBucket(name: string, replicas: number): Promise<void> {
+    return this.#js.ensureBucket(name, replicas);
   }
 
-  async ensureBucket(name: string, replicas: number): Promise<void> {
-    const info = await this.#jsm.streams.info(`KV_${name}`).catch(() => null);
-    if (info === null) {
-      await this.#kvm.create(name, {
-        replicas,
-        history: 1,
-        ttl: MAX_AGE_NS / 1_000_000,
-      }).catch(async (error) => {
-        if (await this.#jsm.streams.info(`KV_${name}`).catch(() => null)) {
-          return;
-        }
-        throw error;
-      });
-    }
+  lastMessage(stream: string, subject: string): Promise<StoredMessage | null> {
+    return this.#js.lastMessage(stream, subject);
   }
 
-  async lastMessage(
-    stream: string,
-    subject: string,
-  ): Promise<StoredMessage | null> {
-    const message = await orNull(this.#jsm.streams.getMessage(stream, {
-      last_by_subj: subject,
-    }));
-    return message === null ? null : stored(message);
-  }
-
-  async nextMessage(
+  nextMessage(
     stream: string,
     subject: string,
     seq: number,
   ): Promise<StoredMessage | null> {
-    const message = await orNull(this.#jsm.direct.getMessage(stream, {
-      seq,
-      next_by_subj: subject,
-    }));
-    return message === null ? null : stored(message);
+    return this.#js.nextMessage(stream, subject, seq);
   }
 
-  async addReader(
+  addReader(
     spec: ReaderSpec,
   ): Promise<{ name: string; after: number; pending: number } | null> {
-    const from = spec.from;
-    const info = await orNull(this.#jsm.consumers.add(spec.stream, {
-      deliver_subject: spec.deliver,
-      filter_subject: spec.filter,
-      ack_policy: AckPolicy.None,
-      flow_control: true,
-      idle_heartbeat: spec.heartbeatSeconds * SECOND_NS,
-      mem_storage: true,
-      inactive_threshold: 30 * SECOND_NS,
-      ...(typeof from === "object"
-        ? {
-          deliver_policy: DeliverPolicy.StartSequence,
-          opt_start_seq: from.seq,
-        }
-        : { deliver_policy: DELIVER[from] }),
-    }));
-    if (info === null) return null;
-    return {
-      name: info.name,
-      after: info.delivered.stream_seq,
-      pending: info.num_pending,
-    };
+    return this.#js.addReader(spec);
   }
 
-  async deleteConsumer(stream: string, name: string): Promise<void> {
-    await this.#jsm.consumers.delete(stream, name).catch(() => {});
+  deleteConsumer(stream: string, name: string): Promise<void> {
+    return this.#js.deleteConsumer(stream, name);
   }
 
-  async kvGet(
+  kvGet(
     bucket: string,
     key: string,
   ): Promise<{ value: Uint8Array; time: number; revision: number } | null> {
-    const entry = await orNull((await this.#bucket(bucket)).get(key));
-    if (entry === null || entry.operation !== "PUT") return null;
-    return {
-      value: entry.value,
-      time: entry.created.getTime(),
-      revision: entry.revision,
-    };
+    return this.#js.kvGet(bucket, key);
   }
 
-  async kvPut(bucket: string, key: string, value: Uint8Array): Promise<void> {
-    await (await this.#bucket(bucket)).put(key, value);
+  kvPut(bucket: string, key: string, value: Uint8Array): Promise<void> {
+    return this.#js.kvPut(bucket, key, value);
   }
 
-  async *takeQueued(
+  takeQueued(
     stream: string,
     durable: string,
     filter: string,
     signal: AbortSignal,
   ): AsyncIterable<QueuedMessage> {
-    await this.#jsm.consumers.add(stream, {
-      durable_name: durable,
-      filter_subject: filter,
-      ack_policy: AckPolicy.Explicit,
-      ack_wait: ACK_WAIT_NS,
-      deliver_policy: DeliverPolicy.All,
-    }).catch(async (error) => {
-      if (await this.#jsm.consumers.info(stream, durable).catch(() => null)) {
-        return;
-      }
-      throw error;
-    });
-    const consumer = await jetstream(this.#nc).consumers.get(stream, durable);
-    const messages = await consumer.consume({ max_messages: 16 });
-    const stop = () => messages.stop();
-    // Aborted while the consumer was being set up: stop at once.
-    if (signal.aborted) stop();
-    signal.addEventListener("abort", stop, { once: true });
-    try {
-      for await (const message of messages) {
-        yield {
-          data: message.data,
-          seq: message.seq,
-          msgId: message.headers?.get("Nats-Msg-Id") || undefined,
-          deliveries: message.info.deliveryCount,
-          ack: async () => {
-            await message.ackAck({ timeout: API_TIMEOUT_MS });
-          },
-        };
-      }
-    } finally {
-      signal.removeEventListener("abort", stop);
-      messages.stop();
-    }
+    return this.#js.takeQueued(stream, durable, filter, signal);
   }
 
   async close(): Promise<void> {
@@ -371,8 +211,8 @@ class NatsLink implements FleetLink {
 
 /**
  * Connects to a fleet. Fails at once when no server answers or the servers
- * refuse the credentials; once connected, it reconnects by itself (to any
- * server the URL names) for as long as it is open.
+ * refuse the credentials; waits (patiently) while JetStream has no leader;
+ * once connected, it reconnects by itself for as long as it is open.
  *
  * @throws The client's error (the caller words it).
  */
@@ -402,9 +242,30 @@ export async function openNatsLink(options: LinkOptions): Promise<FleetLink> {
       ? { tls: options.caFile ? { caFile: options.caFile } : {} }
       : {}),
   });
+  const patience = {
+    patienceMs: options.patienceMs ?? 20_000,
+    shown: url.shown,
+  };
   try {
-    const jsm = await jetstreamManager(nc, { timeout: API_TIMEOUT_MS });
-    return new NatsLink(nc, jsm);
+    const jsm = await jetstreamManager(nc, {
+      timeout: API_TIMEOUT_MS,
+      checkAPI: false,
+    });
+    // JetStream answers (a cluster that lost its leader is waited out); a
+    // server without it has no responder at all.
+    await patiently(async () => {
+      try {
+        await jsm.getAccountInfo();
+      } catch (error) {
+        if ((error as { name?: string }).name === "NoRespondersError") {
+          throw new Error(
+            "JetStream is not enabled on its servers (start nats-server with -js)",
+          );
+        }
+        throw error;
+      }
+    }, patience);
+    return new NatsLink(nc, new NatsJetStream(nc, jsm, patience));
   } catch (error) {
     await nc.close().catch(() => {});
     throw error;

@@ -88,7 +88,7 @@ export class FleetSession {
     for (let attempt = 0;; attempt++) {
       if (this.#stop.signal.aborted) throw new Error("the bridge stopped");
       try {
-        const link = await openLink(this.#options);
+        const link = await openLink({ patienceMs: 5_000, ...this.#options });
         if (this.#stop.signal.aborted) {
           await link.close();
           throw new Error("the bridge stopped");

@@ -42,7 +42,6 @@ import {
   StateError,
   UsageError,
 } from "../shared/errors.ts";
-import { checkPromptId } from "../shared/prompt_id.ts";
 import type { FleetLink } from "./_link.ts";
 import {
   fleetEventBytes,
@@ -52,12 +51,14 @@ import {
   type FleetRunState,
   type FollowContext,
 } from "./_fleet_follow.ts";
-import { findRequest, scanBucket, scanRuns } from "./_fleet_scan.ts";
-import { checkEntries } from "../contract/file_contracts.ts";
-import type { Clause } from "../packet/contract.ts";
+import { findRequest, scanRuns } from "./_fleet_scan.ts";
 import {
-  contractKey,
-  CONTRACTS_BUCKET,
+  type ContractContext,
+  fleetContract,
+  recordFleetAmendment,
+} from "./_fleet_contracts.ts";
+import { patiently } from "./_patience.ts";
+import {
   eventsSubject,
   FLEET_PREFIX,
   logSubject,
@@ -260,12 +261,17 @@ export class FleetTransport implements Transport, ContractTransport {
     const { request, text } = await newRequest(ref, command, params, options);
     let answer;
     try {
-      answer = await this.#link.request(
-        requestSubject(key),
-        encoder.encode(text),
-        { timeoutMs: 10_000, headers: { "Nats-Msg-Id": request.id } },
+      // Sent again while the fleet elects a leader: its id keeps it once.
+      answer = await patiently(
+        () =>
+          this.#link.request(requestSubject(key), encoder.encode(text), {
+            timeoutMs: 5_000,
+            headers: { "Nats-Msg-Id": request.id },
+          }),
+        { patienceMs: 20_000, shown: this.#shown },
       );
     } catch (error) {
+      if (error instanceof StateError) throw error;
       throw new StateError(
         `The fleet at ${this.#shown} did not take the request: ${
           errorText(error)
@@ -351,145 +357,34 @@ export class FleetTransport implements Transport, ContractTransport {
     return { state_root: target.state_root, run_id: snapshot.run_id };
   }
 
-  async contract(target: AmendTarget, promptId: string): Promise<ContractView> {
-    const id = checkPromptId(promptId);
-    const ref = await this.#runOf(target);
-    const key = keyOfRef(ref);
-    const entry = await this.#link.kvGet(
-      CONTRACTS_BUCKET,
-      contractKey(key, id),
-    );
-    if (entry === null) {
-      const prompts =
-        (await scanBucket(this.#link, CONTRACTS_BUCKET, `${key}.*`))
-          .map((found) => found.key.slice(key.length + 1)).sort();
-      const packet = (await this.entry(key))?.snapshot.packet ?? "";
-      throw new NotFoundError(
-        `Unknown prompt id "${id}" in packet "${packet}" of fleet run ${ref.run_id}: the packet has ${
-          prompts.length > 0 ? prompts.join(", ") : "no prompts the fleet knows"
-        }`,
-        { code: "PROMPT_NOT_FOUND" },
-      );
-    }
-    return JSON.parse(decoder.decode(entry.value)) as ContractView;
+  /** The parts of this transport its contract calls use. */
+  #contracts(): ContractContext {
+    return {
+      link: this.#link,
+      amendTimeoutMs: this.#amendTimeoutMs,
+      runOf: (target) => this.#runOf(target),
+      packetOf: async (key) => (await this.entry(key))?.snapshot.packet ?? "",
+      publish: (ref, draft) => this.#publish(ref, keyOfRef(ref), draft),
+      follow: (ref) => this.#context(ref),
+    };
   }
 
-  async recordAmendment(
+  contract(target: AmendTarget, promptId: string): Promise<ContractView> {
+    return fleetContract(this.#contracts(), target, promptId);
+  }
+
+  recordAmendment(
     target: AmendTarget,
     promptId: string,
     change: AmendmentChange,
     options: AmendmentOptions,
   ): Promise<AmendmentRecord> {
-    const id = checkPromptId(promptId);
-    if (change.operation !== "drop") {
-      // The shape here; whether a named repo exists, on the run's machine.
-      const named = change.entries.flatMap((entry) =>
-        typeof (entry as { repo?: unknown })?.repo === "string"
-          ? [(entry as { repo: string }).repo]
-          : []
-      );
-      checkEntries(change.clause as Clause, change.entries, named);
-    }
-    await this.contract(target, id);
-    const ref = await this.#runOf(target);
-    const key = keyOfRef(ref);
-    const sent = await this.#publish(ref, key, {
-      command: change.direction === "add" ? "amend" : "relax",
-      params: {
-        clause: change.clause,
-        ...(change.operation === "drop" ? {} : { entries: change.entries }),
-        reason: change.reason,
-        persist: options.persist === true,
-        ...(change.direction === "relax" ? { confirm: true } : {}),
-      },
-      prompt_id: id,
-      ...(options.author === undefined ? {} : { author: options.author }),
-    });
-    return await this.#recorded(ref, sent.request_id);
-  }
-
-  /**
-   * Waits until the prompt's contract in the fleet shows a recorded
-   * amendment (its bridge puts it just after logging it), so a `contract`
-   * call that follows sees it.
-   */
-  async #contractShows(
-    ref: RunRef,
-    record: AmendmentRecord,
-    stop: AbortSignal,
-  ): Promise<void> {
-    const key = contractKey(keyOfRef(ref), record.prompt);
-    while (!stop.aborted) {
-      const entry = await this.#link.kvGet(CONTRACTS_BUCKET, key);
-      const view = entry === null
-        ? null
-        : JSON.parse(decoder.decode(entry.value)) as ContractView;
-      if (
-        view?.amendments.some((a) =>
-          a.at === record.at && a.author === record.author
-        )
-      ) return;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  }
-
-  /** Waits for the run's machine to record an amendment, and returns it. */
-  async #recorded(ref: RunRef, requestId: string): Promise<AmendmentRecord> {
-    const stop = AbortSignal.timeout(this.#amendTimeoutMs);
-    const context = this.#context(ref);
-    try {
-      for (;;) {
-        for await (
-          const entry of fleetLog(context, ref, logSubject(context.key), {
-            follow: true,
-            signal: stop,
-          })
-        ) {
-          if (entry.request_id !== requestId) continue;
-          if (entry.outcome === "rejected") {
-            throw new StateError(
-              `The run's machine refused the amendment: ${entry.reason ?? ""}`,
-              { code: "AMENDMENT_REFUSED" },
-            );
-          }
-          const record = recordOf(entry);
-          await this.#contractShows(ref, record, stop);
-          return record;
-        }
-        if (stop.aborted) break;
-        // The run ended: its sidecar may still record it.
-        await new Promise((resolve) => setTimeout(resolve, 250));
-      }
-    } catch (error) {
-      if (!stop.aborted || error instanceof StateError) throw error;
-    }
-    throw new StateError(
-      `No bridge recorded the amendment (request ${requestId}) within ${
-        this.#amendTimeoutMs / 1000
-      } s: it waits in the fleet for the run's machine`,
-      {
-        code: "AMENDMENT_PENDING",
-        hint:
-          "It is recorded when the run's bridge next runs (its runner, or 'prompt_runner fleet join' on its machine)",
-      },
+    return recordFleetAmendment(
+      this.#contracts(),
+      target,
+      promptId,
+      change,
+      options,
     );
   }
-}
-
-/** The amendment a log entry records. */
-function recordOf(entry: LogEntry): AmendmentRecord {
-  const params = entry.params;
-  return {
-    at: entry.at,
-    prompt: entry.prompt_id ?? "",
-    author: entry.author ?? "",
-    reason: entry.reason ?? "",
-    phase: params.phase as AmendmentRecord["phase"],
-    direction: entry.command === "amend" ? "add" : "relax",
-    clause: params.clause as AmendmentRecord["clause"],
-    operation: params.operation as AmendmentRecord["operation"],
-    entries: Array.isArray(params.entries) ? params.entries : [],
-    run_id: entry.run_id,
-    persisted: params.persisted === true,
-  };
 }

@@ -196,11 +196,15 @@ export class NatsServers implements AsyncDisposable {
     await process.status;
   }
 
-  /** Starts node `index` again, on its ports and store, and waits until it is healthy. */
-  async restart(index: number): Promise<void> {
-    if (this.nodes[index]!.process !== null) return;
-    this.#spawn(index);
-    await this.ready(index);
+  /**
+   * Starts nodes again, on their ports and stores, and waits until each is
+   * healthy (a cluster's nodes are started together: one alone has no
+   * quorum, so it is not healthy until the others are back).
+   */
+  async restart(...indexes: number[]): Promise<void> {
+    const started = indexes.filter((i) => this.nodes[i]!.process === null);
+    for (const index of started) this.#spawn(index);
+    for (const index of started) await this.ready(index);
   }
 
   /** Stops every node and removes their stores. */
