@@ -99,6 +99,7 @@ export async function bridgeRun(
   options: {
     workspaceId: string | null;
     warn: (message: string) => Promise<void>;
+    hint: (message: string) => Promise<void>;
   },
 ): Promise<RunFleetBridge> {
   const module = await fleetModule();
@@ -134,8 +135,8 @@ export async function bridgeRun(
       if (bridge === null || where === null) return;
       const report = await bridge.finish();
       if (report === null || report.complete) return;
-      await options.warn(
-        `the fleet at ${url.shown} has run ${where.runId} up to event ${report.published_seq} of ${report.last_seq}: 'prompt_runner fleet join ${where.stateRoot} --fleet URL --once' publishes the rest`,
+      await options.hint(
+        `the fleet's copy of run ${where.runId} stops at event ${report.published_seq} of ${report.last_seq}; 'prompt_runner fleet join ${where.stateRoot} --once --fleet URL' publishes the rest`,
       );
     },
   };

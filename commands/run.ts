@@ -260,6 +260,9 @@ async function run(context: CommandContext, argv: string[]): Promise<number> {
     bridge = fleet === null ? null : await bridgeRun(openPlane, fleet, {
       workspaceId: workspace?.location.workspace_id ?? null,
       warn,
+      async hint(message: string): Promise<void> {
+        await context.stderr.line(`hint: ${message}`).catch(() => {});
+      },
     });
     const result = await runPacket(packet, {
       // The CLI's runs report to the file control plane in their state root.

@@ -53,6 +53,8 @@ export class FleetSession {
   #warned = false;
   #failures = 0;
   #wakers = new Set<() => void>();
+  /** Hopeful at first: a fleet being connected to gets its grace. */
+  #lastConnected = Date.now();
 
   constructor(options: SessionOptions) {
     this.#options = options;
@@ -71,6 +73,15 @@ export class FleetSession {
   /** Whether the connection is up now. */
   get connected(): boolean {
     return this.#link?.state === "connected";
+  }
+
+  /**
+   * When the fleet was last reachable (ms since the epoch; now while it
+   * is; when the session started, if it never was).
+   */
+  get lastConnected(): number {
+    if (this.connected) this.#lastConnected = Date.now();
+    return this.#lastConnected;
   }
 
   /** Says once that the fleet is out of reach; the run is not affected. */
@@ -95,6 +106,7 @@ export class FleetSession {
         }
         link.onState((state, detail) => {
           this.#ready = null;
+          if (state !== "connected") this.#lastConnected = Date.now();
           if (state === "disconnected") {
             this.warnOnce(
               `Lost the fleet at ${this.#options.url.shown} (${detail})`,

@@ -138,20 +138,20 @@ export class Bridge {
 
   /**
    * The run is over: publishes what is left and stops. Waits while the
-   * fleet takes it; when the fleet is out of reach, waits at most
-   * `graceMs` for it, then stops with the copy incomplete (a later bridge,
-   * `prompt_runner fleet join`, catches up from where it stopped).
+   * fleet takes it; when the fleet is out of reach, waits for it until
+   * `graceMs` after it was last reachable (not at all when it never was),
+   * then stops with the copy incomplete (a later bridge, `prompt_runner
+   * fleet join`, catches up from where it stopped).
    */
   async finish(options: { graceMs?: number } = {}): Promise<BridgeReport> {
     const graceMs = options.graceMs ?? 5_000;
     this.#finishing.abort();
-    let lastConnected = Date.now();
     const settled = Promise.all(this.#loops);
     let done = false;
     settled.then(() => done = true);
     while (!done) {
       const now = Date.now();
-      if (this.#session.connected) lastConnected = now;
+      const lastConnected = this.#session.lastConnected;
       // Connected, yet nothing moved for long: the fleet is refusing.
       const stuck = now - this.progress.lastProgress > 30_000;
       if (now - lastConnected > graceMs || stuck) break;
