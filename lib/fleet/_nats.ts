@@ -37,6 +37,16 @@ import type { LinkOptions } from "./_load.ts";
 import { API_TIMEOUT_MS, NatsJetStream } from "./_nats_js.ts";
 import { patiently } from "./_patience.ts";
 
+// The client removes a closed socket's listeners before it destroys it: a
+// reset that lands after that is an "error" event nobody listens to, which
+// Node's rules make an uncaught exception ("read ECONNRESET", seen when a
+// server refuses the credentials and hangs up). It is the end of a
+// connection the client has already given up on: ignored, and only that.
+globalThis.addEventListener("error", (event) => {
+  const code = (event.error as { code?: unknown } | undefined)?.code;
+  if (code === "ECONNRESET" || code === "EPIPE") event.preventDefault();
+});
+
 /**
  * The message as the fleet code sees it. Its headers are decoded only when
  * asked for: decoding them for every delivered event was a third of a

@@ -16,6 +16,10 @@ const PAUSES_MS = [50, 100, 250, 500, 1_000];
 /** Whether an error of the NATS client passes by itself. */
 export function isTransient(error: unknown): boolean {
   const e = error as { name?: string; code?: unknown; message?: string };
+  // The servers' own refusal passes by no waiting.
+  if (/permission|authori[sz]ation|authentication/i.test(e?.message ?? "")) {
+    return false;
+  }
   if (
     e?.name === "TimeoutError" || e?.name === "NoRespondersError" ||
     e?.name === "RequestError"

@@ -35,6 +35,20 @@ export function pause(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
+/** `promise`, or an `AbortError` as soon as `signal` aborts. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    return Promise.reject(new DOMException("stopped", "AbortError"));
+  }
+  return new Promise<T>((resolve, reject) => {
+    const stop = () => reject(new DOMException("stopped", "AbortError"));
+    signal.addEventListener("abort", stop, { once: true });
+    promise.then(resolve, reject).finally(() =>
+      signal.removeEventListener("abort", stop)
+    );
+  });
+}
+
 /** Options for a {@linkcode FleetSession}. */
 export interface SessionOptions extends LinkOptions {
   /** Replicas of the streams and buckets a bridge creates. */
@@ -55,6 +69,7 @@ export class FleetSession {
   #wakers = new Set<() => void>();
   /** Hopeful at first: a fleet being connected to gets its grace. */
   #lastConnected = Date.now();
+  #everConnected = false;
 
   constructor(options: SessionOptions) {
     this.#options = options;
@@ -77,10 +92,14 @@ export class FleetSession {
 
   /**
    * When the fleet was last reachable (ms since the epoch; now while it
-   * is; when the session started, if it never was).
+   * is; when the session started, while its first connection is being
+   * made; `-Infinity` when it was refused from the start).
    */
   get lastConnected(): number {
-    if (this.connected) this.#lastConnected = Date.now();
+    if (this.connected) {
+      this.#lastConnected = Date.now();
+      this.#everConnected = true;
+    }
     return this.#lastConnected;
   }
 
@@ -104,6 +123,7 @@ export class FleetSession {
           await link.close();
           throw new Error("the bridge stopped");
         }
+        this.#everConnected = true;
         link.onState((state, detail) => {
           this.#ready = null;
           if (state !== "connected") this.#lastConnected = Date.now();
@@ -117,6 +137,8 @@ export class FleetSession {
         return link;
       } catch (error) {
         this.warnOnce(error);
+        // Refused from the start: no grace is owed to it at the end.
+        if (!this.#everConnected) this.#lastConnected = -Infinity;
         await pause(
           BACKOFF_MS[Math.min(attempt, BACKOFF_MS.length - 1)]!,
           this.#stop.signal,
@@ -160,7 +182,7 @@ export class FleetSession {
       }
       if (this.#link === null) {
         this.#opening ??= this.#open();
-        this.#link = await this.#opening;
+        this.#link = await untilAborted(this.#opening, signal);
       }
       const link = this.#link;
       if (link.state === "closed") {

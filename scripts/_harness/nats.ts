@@ -31,6 +31,8 @@ export interface NatsOptions {
   extra?: string;
   /** The TLS block of every server (`tls { … }`). */
   tls?: string;
+  /** Environment variables the servers read (`$VAR` in the configuration). */
+  env?: Record<string, string>;
 }
 
 /** A free TCP port on 127.0.0.1 (free when asked). */
@@ -77,10 +79,16 @@ if (NATS_SERVER === null) {
 export class NatsServers implements AsyncDisposable {
   readonly dir: string;
   readonly nodes: NatsNode[];
+  readonly #env: Record<string, string>;
 
-  private constructor(dir: string, nodes: NatsNode[]) {
+  private constructor(
+    dir: string,
+    nodes: NatsNode[],
+    env: Record<string, string>,
+  ) {
     this.dir = dir;
     this.nodes = nodes;
+    this.#env = env;
   }
 
   /** Starts `count` servers (a cluster when more than one) and waits until JetStream is ready. */
@@ -125,7 +133,7 @@ export class NatsServers implements AsyncDisposable {
         ].join("\n"),
       );
     }
-    const servers = new NatsServers(dir, nodes);
+    const servers = new NatsServers(dir, nodes, options.env ?? {});
     try {
       for (let i = 0; i < nodes.length; i++) servers.#spawn(i);
       for (let i = 0; i < nodes.length; i++) await servers.ready(i);
@@ -141,6 +149,7 @@ export class NatsServers implements AsyncDisposable {
     if (NATS_SERVER === null) throw new Error("nats-server is not installed");
     node.process = new Deno.Command(NATS_SERVER, {
       args: ["-c", node.config, "-l", join(this.dir, `${node.name}.log`)],
+      env: this.#env,
       stdin: "null",
       stdout: "null",
       stderr: "null",
