@@ -27,7 +27,22 @@ import { appendLogEntry } from "./log_entry.ts";
 import { type ControlPaths, receiptFileName } from "./paths.ts";
 import { publishReceipt, readReceipt, type Receipt } from "./receipt.ts";
 import { readSnapshotFile, type Snapshot } from "./snapshot.ts";
-import type { ControlRequest } from "./request.ts";
+
+/** What the writer of a request file knows of it, to settle it itself. */
+export interface PlacedRequest {
+  /** Its id (its file name without `.json`). */
+  id: string;
+  /** Its command (`unparseable` when it could not be read). */
+  command: string;
+  /** Its parameters. */
+  params: Record<string, unknown>;
+  /** The run it names. */
+  run_id: string;
+  /** Who asked. */
+  author: string;
+  /** The prompt it is for, if it names one. */
+  prompt_id?: string;
+}
 
 /** What became of a request file put in place. */
 export type Placed =
@@ -92,7 +107,7 @@ export async function placeRequest(
   paths: ControlPaths,
   name: string,
   text: string,
-  request: ControlRequest,
+  request: PlacedRequest,
   runId: string = request.run_id,
 ): Promise<Placed> {
   try {
@@ -131,7 +146,7 @@ export async function placeRequest(
 async function settleLate(
   paths: ControlPaths,
   name: string,
-  request: ControlRequest,
+  request: PlacedRequest,
   after: Snapshot | null,
 ): Promise<Receipt> {
   const claimed = `.${name}.claimed`;

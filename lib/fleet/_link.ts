@@ -7,6 +7,33 @@
  * @module
  */
 
+import type { FleetUrl } from "./fleet_url.ts";
+
+/** How to connect. */
+export interface LinkOptions {
+  /** The fleet's address. */
+  url: FleetUrl;
+  /** A NATS creds file's text. */
+  creds?: string;
+  /** A CA certificate file for `tls://` servers signed by a private CA. */
+  caFile?: string;
+  /** The connection's name, as the servers show it. */
+  name: string;
+  /** How long the first connection may take, in milliseconds. */
+  timeoutMs: number;
+  /**
+   * Learn the cluster's other servers from the one reached, and fail over
+   * to them (a bridge does); otherwise only the URL's servers are used (a
+   * confined client may reach no others).
+   */
+  discover?: boolean;
+  /**
+   * How long a JetStream call may keep failing transiently (a cluster
+   * electing a leader) before the fleet "did not answer" (default 20 s).
+   */
+  patienceMs?: number;
+}
+
 /** A message as the fleet code sees it. */
 export interface LinkMessage {
   /** The subject it was sent to. */

@@ -8,33 +8,10 @@
  */
 
 import { errorText, StateError } from "../shared/errors.ts";
-import type { FleetLink } from "./_link.ts";
+import type { FleetLink, LinkOptions } from "./_link.ts";
 import { type FleetUrl, maskFleetSecrets } from "./fleet_url.ts";
 
-/** How to connect. */
-export interface LinkOptions {
-  /** The fleet's address. */
-  url: FleetUrl;
-  /** A NATS creds file's text. */
-  creds?: string;
-  /** A CA certificate file for `tls://` servers signed by a private CA. */
-  caFile?: string;
-  /** The connection's name, as the servers show it. */
-  name: string;
-  /** How long the first connection may take, in milliseconds. */
-  timeoutMs: number;
-  /**
-   * Learn the cluster's other servers from the one reached, and fail over
-   * to them (a bridge does); otherwise only the URL's servers are used (a
-   * confined client may reach no others).
-   */
-  discover?: boolean;
-  /**
-   * How long a JetStream call may keep failing transiently (a cluster
-   * electing a leader) before the fleet "did not answer" (default 20 s).
-   */
-  patienceMs?: number;
-}
+export type { LinkOptions };
 
 type NatsModule = typeof import("./_nats.ts");
 

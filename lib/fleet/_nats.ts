@@ -26,6 +26,7 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import type {
   FleetLink,
   LinkMessage,
+  LinkOptions,
   LinkState,
   LinkSubscription,
   QueuedMessage,
@@ -33,7 +34,6 @@ import type {
   StoredMessage,
   StreamSpec,
 } from "./_link.ts";
-import type { LinkOptions } from "./_load.ts";
 import { API_TIMEOUT_MS, NatsJetStream } from "./_nats_js.ts";
 import { patiently } from "./_patience.ts";
 
