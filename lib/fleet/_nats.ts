@@ -32,6 +32,7 @@ import {
   type StoredMsg,
 } from "@nats-io/jetstream";
 import { type KV, Kvm } from "@nats-io/kv";
+import { quietLateReset } from "./_late_reset.ts";
 import type {
   FleetLink,
   LinkMessage,
@@ -401,7 +402,7 @@ export async function openNatsLink(options: LinkOptions): Promise<FleetLink> {
     ...(url.tls
       ? { tls: options.caFile ? { caFile: options.caFile } : {} }
       : {}),
-  });
+  }).catch((error) => quietLateReset(error));
   try {
     const jsm = await jetstreamManager(nc, { timeout: API_TIMEOUT_MS });
     return new NatsLink(nc, jsm);
