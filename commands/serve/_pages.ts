@@ -85,11 +85,19 @@ export function runsPage(rows: RunRow[], context: PageContext): string {
   const empty = rows.length === 0
     ? `<p class="empty-note" id="no-runs">No runs yet: they appear here as they start.</p>`
     : "";
+  // The fleet's address as every message shows it: its secrets masked.
+  const fleet = context.fleet
+    ? el(
+      "p",
+      { class: "fleet-note", id: "fleet" },
+      `fleet: ${esc(context.fleet)}`,
+    )
+    : "";
   return layout(
     "prompt_runner runs",
     { "data-page": "runs" },
     header(context, "") +
-      `<main><h1>Runs</h1>${empty}` +
+      `<main><h1>Runs</h1>${fleet}${empty}` +
       `<table id="runs"><thead><tr>${head}</tr></thead><tbody>${
         rows.map(runRow).join("")
       }</tbody></table></main>`,
