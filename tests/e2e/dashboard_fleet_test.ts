@@ -1,0 +1,354 @@
+/**
+ * `serve --fleet URL` (issue 21): a real `nats-server` with a password,
+ * two real `run --fleet` processes from two state roots, a real `serve`
+ * process and `fetch`. The runs table lists both runs, live; a run page's
+ * stream carries the fleet run's events with `id:` its seq and `data:` its
+ * stored line; a steer posted through the page's form lands in the run's
+ * log as `web:NAME`; the URL's password appears in no page, stream, answer
+ * or log line; a fleet that cannot be reached (or refuses the password) is
+ * exit 4 with the password masked.
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { type FleetRun, openFleetClient, rootName } from "../../mod.ts";
+import { freePort, NATS_SERVER, NatsServers } from "../_helpers/nats.ts";
+import { type LiveRun, readJsonl, startRun } from "../_helpers/live_run.ts";
+import { runCli, waitFor } from "../_helpers/run_cli.ts";
+import { serve, type ServeProcess } from "../_helpers/serve_process.ts";
+import { sse, type SseMessage } from "../_helpers/sse.ts";
+import {
+  longPrompt,
+  makePacket,
+  type TempPacket,
+} from "../_helpers/temp_packet.ts";
+
+const ignore = NATS_SERVER === null;
+const PASSWORD = "fleet-s3cret-pw";
+
+/** A fleet with a password, two live runs in it, and a dashboard on it. */
+interface ServedFleet extends AsyncDisposable {
+  url: string;
+  packets: TempPacket[];
+  runs: LiveRun[];
+  /** The fleet's runs, by state root (the packets' order). */
+  fleetRuns: FleetRun[];
+  dashboard: ServeProcess;
+  /** Every body the test read from the dashboard. */
+  seen: string[];
+  /** GETs a path with the dashboard's cookie; the body is kept in `seen`. */
+  get(path: string): Promise<{ status: number; body: string }>;
+}
+
+async function servedFleet(serveArgs: string[] = []): Promise<ServedFleet> {
+  const servers = await NatsServers.start(1, {
+    extra: `authorization { user: ops, password: "${PASSWORD}" }`,
+  });
+  const url = `nats://ops:${PASSWORD}@127.0.0.1:${servers.nodes[0]!.port}`;
+  const packets: TempPacket[] = [];
+  const runs: LiveRun[] = [];
+  let dashboard: ServeProcess | null = null;
+  const cleanup = async (): Promise<void> => {
+    await dashboard?.[Symbol.asyncDispose]();
+    for (const run of runs) await run[Symbol.asyncDispose]();
+    for (const packet of packets) await packet[Symbol.asyncDispose]();
+    await servers[Symbol.asyncDispose]();
+  };
+  try {
+    for (let i = 0; i < 2; i++) {
+      const packet = await makePacket({
+        git: false,
+        prompts: { "01_work.prompt.md": longPrompt(2_000, 60) },
+      });
+      packets.push(packet);
+      runs.push(
+        startRun(packet.dir, ["--fleet", url, "--fleet-node", `node${i}`]),
+      );
+    }
+    const roots = await Promise.all(
+      packets.map(async (p) =>
+        await rootName(join(await Deno.realPath(p.dir), ".prompt_runner"), null)
+      ),
+    );
+    const fleetRuns = await waitFor("both runs in the fleet", async () => {
+      await using client = await openFleetClient({ url });
+      const listed = await client.runs();
+      const found = roots.map((root) =>
+        listed.find((run) => run.root === root && run.status === "running")
+      );
+      return found.every((run) => run !== undefined)
+        ? found as FleetRun[]
+        : null;
+    });
+    dashboard = await serve([
+      "--fleet",
+      url,
+      "--author",
+      "tester",
+      ...serveArgs,
+    ]);
+    const served = dashboard;
+    const seen: string[] = [];
+    return {
+      url,
+      packets,
+      runs,
+      fleetRuns,
+      dashboard,
+      seen,
+      async get(path: string): Promise<{ status: number; body: string }> {
+        const response = await fetch(`${served.origin}${path}`, {
+          headers: { cookie: served.cookie },
+          redirect: "manual",
+        });
+        const body = await response.text();
+        seen.push(body);
+        return { status: response.status, body };
+      },
+      [Symbol.asyncDispose]: cleanup,
+    };
+  } catch (error) {
+    await cleanup();
+    throw error;
+  }
+}
+
+/** A fleet run's page path. */
+function runPath(run: FleetRun): string {
+  return `/run/${encodeURIComponent(`fleet:${run.node}.${run.root}`)}/${
+    encodeURIComponent(run.run_id)
+  }`;
+}
+
+/** Reads an SSE response until `done` says so; every message read. */
+async function readStream(
+  served: ServedFleet,
+  path: string,
+  done: (messages: SseMessage[]) => boolean,
+): Promise<SseMessage[]> {
+  const response = await fetch(`${served.dashboard.origin}${path}`, {
+    headers: { cookie: served.dashboard.cookie },
+  });
+  assert.equal(response.status, 200, path);
+  const messages: SseMessage[] = [];
+  for await (const message of sse(response)) {
+    messages.push(message);
+    served.seen.push(`${message.event}\n${message.id}\n${message.data}`);
+    if (done(messages)) break;
+  }
+  return messages;
+}
+
+Deno.test({
+  name:
+    "serve --fleet lists the runs of two state roots published by run --fleet, live, with their fleet addresses, and the fleet's URL masked",
+  ignore,
+  async fn(): Promise<void> {
+    await using served = await servedFleet();
+    const { status, body } = await served.get("/");
+    assert.equal(status, 200);
+    for (const run of served.fleetRuns) {
+      const address = `fleet:${run.node}/${run.root}/${run.run_id}`;
+      assert.ok(body.includes(address), `the runs page lists ${address}`);
+      assert.ok(body.includes(`href="${runPath(run)}"`), runPath(run));
+    }
+    assert.match(body, /data-status="running"/);
+    assert.ok(body.includes("fleet: nats://ops:***@127.0.0.1:"), body);
+    // The runs page's stream: a row for each run now, then as they change.
+    const rowsOf = (messages: SseMessage[], runId: string): string[] =>
+      messages.map((m) => m.data).filter((data) =>
+        JSON.parse(data).run === runId
+      );
+    // Live: each run's row again, once the fleet's copy of it moved on.
+    const rows = await readStream(
+      served,
+      "/runs/stream",
+      (messages) =>
+        served.fleetRuns.every((run) =>
+          new Set(rowsOf(messages, run.run_id)).size >= 2
+        ),
+    );
+    for (const run of served.fleetRuns) {
+      const mine = rowsOf(rows, run.run_id).map((data) => JSON.parse(data));
+      assert.equal(
+        mine[0].target,
+        `fleet:${run.node}/${run.root}/${run.run_id}`,
+      );
+      assert.equal(mine[0].root, `fleet:${run.node}.${run.root}`);
+      assert.equal(mine.at(-1).status, "running");
+      assert.equal(mine.at(-1).runner, "alive");
+    }
+    for (const text of served.seen) assert.ok(!text.includes(PASSWORD));
+    const { code, stderr } = await served.dashboard.stop();
+    assert.equal(code, 143);
+    assert.ok(!stderr.includes(PASSWORD), stderr);
+  },
+});
+
+Deno.test({
+  name:
+    "a fleet run's page streams its events with id: its seq and data: its stored line, and a steer posted through its form lands in its log as web:NAME",
+  ignore,
+  async fn(): Promise<void> {
+    await using served = await servedFleet();
+    const run = served.fleetRuns[0]!;
+    const page = await served.get(runPath(run));
+    assert.equal(page.status, 200);
+    assert.ok(page.body.includes(run.run_id));
+    assert.match(page.body, /<form[^>]* action="[^"]*\/steer"/);
+    // The stored lines, byte for byte, from seq 1.
+    const messages = await readStream(
+      served,
+      `${runPath(run)}/events`,
+      (all) => all.filter((m) => m.event === null).length >= 12,
+    );
+    const events = messages.filter((m) => m.event === null);
+    assert.deepEqual(
+      events.map((m) => Number(m.id)),
+      Array.from({ length: events.length }, (_, i) => i + 1),
+    );
+    const stored = (await Deno.readTextFile(
+      join(served.packets[0]!.stateRoot, "control", "events.jsonl"),
+    )).split("\n").filter(Boolean);
+    for (const m of events) {
+      assert.equal(m.data, stored[Number(m.id) - 1], `seq ${m.id}`);
+    }
+    const snapshot = messages.find((m) => m.event === "snapshot");
+    assert.equal(JSON.parse(snapshot!.data).run_id, run.run_id);
+    // Resumed after Last-Event-ID: the next seq, no gap.
+    const after = await fetch(
+      `${served.dashboard.origin}${runPath(run)}/events`,
+      {
+        headers: { cookie: served.dashboard.cookie, "last-event-id": "5" },
+      },
+    );
+    for await (const m of sse(after)) {
+      if (m.event !== null) continue;
+      assert.equal(m.id, "6");
+      assert.equal(m.data, stored[5]);
+      break;
+    }
+    // The steer form, posted as the page posts it.
+    const response = await fetch(
+      `${served.dashboard.origin}${runPath(run)}/steer`,
+      {
+        method: "POST",
+        headers: {
+          cookie: served.dashboard.cookie,
+          origin: served.dashboard.origin,
+          accept: "application/json",
+          "content-type": "application/x-www-form-urlencoded",
+        },
+        body: new URLSearchParams({ text: "look at the fleet <b>now</b>" }),
+      },
+    );
+    const answer = await response.json();
+    served.seen.push(JSON.stringify(answer));
+    assert.equal(response.status, 200, JSON.stringify(answer));
+    assert.ok(["accepted", "applied"].includes(answer.outcome), answer.outcome);
+    const logged = await waitFor(
+      "the steer in the run's log",
+      async () =>
+        (await readJsonl(
+          join(served.packets[0]!.stateRoot, "control", "log.jsonl"),
+        )).find((entry) =>
+          entry.request_id === answer.request_id && entry.outcome === "applied"
+        ),
+    );
+    assert.equal(logged.author, "web:tester");
+    assert.equal(logged.command, "steer");
+    assert.deepEqual(
+      (logged.params as { text: string }).text,
+      "look at the fleet <b>now</b>",
+    );
+    // The page shows it from the fleet's copy of the log, escaped.
+    const shown = await waitFor("the steer on the run page", async () => {
+      const again = await served.get(runPath(run));
+      return again.body.includes("look at the fleet") ? again.body : null;
+    });
+    assert.ok(shown.includes("look at the fleet &lt;b&gt;now&lt;/b&gt;"));
+    assert.ok(!shown.includes("<b>now</b>"));
+    for (const text of served.seen) assert.ok(!text.includes(PASSWORD));
+    const { stderr } = await served.dashboard.stop();
+    assert.ok(!stderr.includes(PASSWORD), stderr);
+  },
+});
+
+Deno.test({
+  name:
+    "serve with a fleet TARGET shows that run only, and a fleet TARGET without a fleet is a usage error",
+  ignore,
+  async fn(): Promise<void> {
+    const none = await runCli(["serve", "fleet:some-run"], {
+      unsetEnv: ["PROMPT_RUNNER_FLEET"],
+    });
+    assert.equal(none.code, 2, none.stderr);
+    assert.match(
+      none.stderr,
+      /^error: The fleet TARGET "fleet:some-run" needs a fleet: give --fleet URL/,
+    );
+    // Started on the first run's TARGET: the second is not shown.
+    await using served = await servedFleet([]);
+    const [first, second] = served.fleetRuns as [FleetRun, FleetRun];
+    await served.dashboard.stop();
+    const only = await serve([
+      `fleet:${first.root}/${first.run_id}`,
+      "--fleet",
+      served.url,
+    ]);
+    try {
+      const response = await fetch(`${only.origin}/`, {
+        headers: { cookie: only.cookie },
+      });
+      const body = await response.text();
+      assert.ok(body.includes(first.run_id));
+      assert.ok(!body.includes(second.run_id));
+      const other = await fetch(`${only.origin}${runPath(second)}`, {
+        headers: { cookie: only.cookie },
+      });
+      await other.body?.cancel();
+      assert.equal(other.status, 404);
+    } finally {
+      await only.stop();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "serve --fleet exits 4 with the password masked when the fleet cannot be reached or refuses the password",
+  ignore,
+  async fn(): Promise<void> {
+    const port = freePort();
+    const down = await runCli([
+      "serve",
+      "--fleet",
+      `nats://ops:${PASSWORD}@127.0.0.1:${port}`,
+    ]);
+    assert.equal(down.code, 4, down.stderr);
+    assert.equal(down.stdout, "");
+    assert.ok(
+      down.stderr.startsWith(
+        `error: Cannot reach the fleet at nats://ops:***@127.0.0.1:${port}: `,
+      ),
+      down.stderr,
+    );
+    assert.ok(!down.stderr.includes(PASSWORD));
+    await using servers = await NatsServers.start(1, {
+      extra: `authorization { user: ops, password: "${PASSWORD}" }`,
+    });
+    const wrong = "not-the-password";
+    const refused = await runCli([
+      "serve",
+      "--fleet",
+      `nats://ops:${wrong}@127.0.0.1:${servers.nodes[0]!.port}`,
+    ]);
+    assert.equal(refused.code, 4, refused.stderr);
+    assert.equal(refused.stdout, "");
+    assert.match(
+      refused.stderr,
+      /^error: Cannot reach the fleet at nats:\/\/ops:\*\*\*@127\.0\.0\.1:\d+: /,
+    );
+    assert.ok(!refused.stderr.includes(wrong), refused.stderr);
+  },
+});
