@@ -212,8 +212,11 @@ export class FleetRuns {
     if (run === null) return null;
     const snapshot = await this.snapshotOf(root, runId) ?? run.snapshot;
     const names = new Map<string, string | null>();
+    const completed = new Set<string>();
     for (const { event } of events) {
-      if (event.type !== "prompt_started" || !event.prompt_id) continue;
+      if (!event.prompt_id) continue;
+      if (event.type === "prompt_completed") completed.add(event.prompt_id);
+      if (event.type !== "prompt_started") continue;
       const name = event.data?.name;
       names.set(event.prompt_id, typeof name === "string" ? name : null);
     }
@@ -233,8 +236,15 @@ export class FleetRuns {
       const view = await contract(target, prompt.id).catch(() => null);
       if (view !== null) contracts.push(view);
     }
+    const row = fleetRowOf(run);
+    // The page has the run's events: what the fleet's row cannot know.
+    const last = Date.parse(events.at(-1)?.event.at ?? "");
     return {
-      row: fleetRowOf(run),
+      row: {
+        ...row,
+        progress: { ...row.progress, completed: completed.size },
+        last_event_age_ms: Number.isFinite(last) ? Date.now() - last : null,
+      },
       snapshot,
       packet_dir: null,
       prompts,

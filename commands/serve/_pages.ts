@@ -107,6 +107,8 @@ export function runsPage(rows: RunRow[], context: PageContext): string {
 export function runPage(model: RunPageModel, context: PageContext): string {
   const row = model.row;
   const name = row.packet ?? row.target;
+  // A fleet run says where it runs: fleet:NODE/ROOT/RUN_ID.
+  const where = row.target.startsWith("fleet:") ? row.target : row.run;
   const lastSeq = model.events.at(-1)?.seq ?? 0;
   return layout(
     `${name} ${row.run} — prompt_runner`,
@@ -121,7 +123,7 @@ export function runPage(model: RunPageModel, context: PageContext): string {
     },
     header(
       context,
-      ` / ${el("span", { class: "crumb" }, esc(`${name} · ${row.run}`))}`,
+      ` / ${el("span", { class: "crumb" }, esc(`${name} · ${where}`))}`,
     ) +
       `<main class="run">${outcomeBanner(model.outcome)}` +
       `<div class="top">${snapshotPanel(model)}${
