@@ -194,7 +194,8 @@ beside the fleet's; without one, no local run is (this machine's runs in
 the fleet are among its runs). The URL's password or token is never shown:
 pages, warnings and errors show it masked (nats://user:***@host:port). A
 fleet that cannot be reached at start is an error (exit 4); one lost later
-is warned about once, and its runs show as last read until it answers.
+is warned about (once, until it answers again), its runs show as last read,
+and a run page says it does not answer (503).
 
 The first line on stdout is the URL to open, with a random access token:
   dashboard: http://HOST:PORT/?token=TOKEN

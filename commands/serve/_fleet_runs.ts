@@ -29,6 +29,9 @@ import type { RunParts, WatchedRoot } from "./_run_model.ts";
 /** How often the shared watch reads the fleet's runs. */
 const POLL_MS = 1_000;
 
+/** How long a read of the fleet's runs may wait before it is warned about. */
+const READ_MS = 5_000;
+
 /** How old a read of the fleet's runs may be when a page asks for them. */
 const FRESH_MS = 1_000;
 
@@ -58,6 +61,11 @@ export interface FleetActionPlace {
   run: FleetRunName;
 }
 
+/** The fleet did not answer a read a page needs (its secrets masked). */
+export class FleetUnanswered extends Error {
+  override name = "FleetUnanswered";
+}
+
 /** A change the watch saw: a fleet run's snapshot (a new run's too). */
 export type FleetListener = (root: WatchedRoot, snapshot: Snapshot) => void;
 
@@ -69,7 +77,7 @@ export interface FleetOptions {
   choice: FleetChoiceData;
   /** The keys of the runs the fleet TARGETs named, or `null`: every run. */
   only: ReadonlySet<string> | null;
-  /** Told once when the fleet stops answering the watch (masked). */
+  /** Told once when the fleet stops answering the watch, and when it answers again (masked). */
   warn?: (line: string) => void;
 }
 
@@ -143,6 +151,11 @@ export class FleetRuns {
   /** Reads the fleet's runs again (one read at a time). */
   async #read(): Promise<void> {
     this.#reading ??= (async () => {
+      // A fleet that went away may leave a read waiting, not failing.
+      const slow = setTimeout(
+        () => this.#failed(`no answer within ${READ_MS / 1000} s`),
+        READ_MS,
+      );
       try {
         const runs = await this.client.runs();
         this.#runs = new Map(
@@ -152,21 +165,28 @@ export class FleetRuns {
           ]),
         );
         this.#readAt = Date.now();
+        if (this.#failing) {
+          this.#warn(`the fleet at ${this.shown} answers again`);
+        }
         this.#failing = false;
       } catch (error) {
-        if (!this.#failing) {
-          this.#warn(
-            `warning: cannot read the runs of the fleet at ${this.shown}: ${
-              this.redact(errorText(error))
-            }; the dashboard shows what it read last, and tries again`,
-          );
-        }
-        this.#failing = true;
+        this.#failed(this.redact(errorText(error)));
       } finally {
+        clearTimeout(slow);
         this.#reading = null;
       }
     })();
     await this.#reading;
+  }
+
+  /** Warns once that the fleet does not answer, until it answers again. */
+  #failed(detail: string): void {
+    if (!this.#failing) {
+      this.#warn(
+        `warning: cannot read the runs of the fleet at ${this.shown}: ${detail}; the dashboard shows what it read last, and tries again`,
+      );
+    }
+    this.#failing = true;
   }
 
   /** The fleet's runs, read within the last second. */
@@ -192,8 +212,15 @@ export class FleetRuns {
   async snapshotOf(root: WatchedRoot, runId: string): Promise<Snapshot | null> {
     const key = this.#name(root, runId).key;
     if (!this.#allowed(key)) return null;
-    const entry = await this.client.transport.entry(key).catch(() => null);
-    return entry?.snapshot ?? null;
+    try {
+      return (await this.client.transport.entry(key))?.snapshot ?? null;
+    } catch (error) {
+      throw new FleetUnanswered(
+        `The fleet at ${this.shown} did not answer: ${
+          this.redact(errorText(error))
+        }`,
+      );
+    }
   }
 
   /**

@@ -21,6 +21,7 @@ import {
   sameOrigin,
   tokenCookie,
 } from "./_auth.ts";
+import { FleetUnanswered } from "./_fleet_runs.ts";
 import { Hubs } from "./_hub.ts";
 import { RenderCache } from "./_render_cache.ts";
 import type { PageContext } from "./_model.ts";
@@ -383,6 +384,9 @@ export async function handleRequest(
     return await route(dashboard, request, url);
   } catch (error) {
     const detail = options.index.redact(errorText(error));
+    if (error instanceof FleetUnanswered) {
+      return page(messagePage("Fleet unreachable", detail), 503);
+    }
     return page(messagePage("Internal error", detail), 500);
   }
 }

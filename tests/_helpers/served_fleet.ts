@@ -19,6 +19,9 @@ export const PASSWORD = "fleet-s3cret-pw";
 
 /** A fleet with a password, two live runs in it, and a dashboard on it. */
 export interface ServedFleet extends AsyncDisposable {
+  /** The fleet's server. */
+  servers: NatsServers;
+  /** Its URL, the password in it. */
   url: string;
   packets: TempPacket[];
   runs: LiveRun[];
@@ -83,6 +86,7 @@ export async function servedFleet(
     const served = dashboard;
     const seen: string[] = [];
     return {
+      servers,
       url,
       packets,
       runs,

@@ -258,3 +258,57 @@ Deno.test({
     assert.ok(!refused.stderr.includes(wrong), refused.stderr);
   },
 });
+
+Deno.test({
+  name:
+    "serve --fleet goes on when the fleet is lost: a run page says the fleet does not answer (503, the password masked), a warning until it answers again, and the pages come back with the fleet",
+  ignore,
+  async fn(): Promise<void> {
+    await using served = await servedFleet();
+    const run = served.fleetRuns[0]!;
+    assert.equal((await served.get(runPath(run))).status, 200);
+    // The runs page's stream keeps the shared watch reading the fleet.
+    const stream = await fetch(`${served.dashboard.origin}/runs/stream`, {
+      headers: { cookie: served.dashboard.cookie },
+    });
+    try {
+      await served.servers.kill(0);
+      const down = await waitFor(
+        "a run page while the fleet is down",
+        async () => {
+          const page = await served.get(runPath(run));
+          return page.status === 503 ? page.body : null;
+        },
+      );
+      assert.match(
+        down,
+        /The fleet at nats:\/\/ops:\*\*\*@127\.0\.0\.1:\d+ did not answer: /,
+      );
+      await served.servers.restart(0);
+      await waitFor(
+        "the run page with the fleet back",
+        async () => (await served.get(runPath(run))).status === 200,
+        60_000,
+      );
+      // The runs page still lists the run.
+      assert.ok((await served.get("/")).body.includes(run.run_id));
+    } finally {
+      await stream.body?.cancel();
+    }
+    for (const text of served.seen) assert.ok(!text.includes(PASSWORD));
+    const { stderr } = await served.dashboard.stop();
+    assert.ok(!stderr.includes(PASSWORD), stderr);
+    // Warned once while it does not answer, told when it answers again.
+    const lines = stderr.split("\n").filter((line) => line.includes("fleet"));
+    assert.ok(lines.length >= 2, stderr);
+    lines.forEach((line, i) =>
+      assert.match(
+        line,
+        i % 2 === 0
+          ? /^warning: cannot read the runs of the fleet at nats:\/\/ops:\*\*\*@\S+: .+; the dashboard shows what it read last, and tries again$/
+          : /^the fleet at nats:\/\/ops:\*\*\*@\S+ answers again$/,
+        stderr,
+      )
+    );
+  },
+});
