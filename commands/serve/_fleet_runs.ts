@@ -189,9 +189,23 @@ export class FleetRuns {
     this.#failing = true;
   }
 
-  /** The fleet's runs, read within the last second. */
+  /**
+   * Reads the fleet's runs again, waiting for the answer no longer than
+   * {@linkcode READ_MS}: a page of a fleet that went away shows what was
+   * read last.
+   */
+  async #readWithin(): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      this.#read(),
+      new Promise((resolve) => timer = setTimeout(resolve, READ_MS)),
+    ]);
+    clearTimeout(timer);
+  }
+
+  /** The fleet's runs, read within the last second (else as last read). */
   async runs(): Promise<FleetRun[]> {
-    if (Date.now() - this.#readAt >= FRESH_MS) await this.#read();
+    if (Date.now() - this.#readAt >= FRESH_MS) await this.#readWithin();
     return [...this.#runs.values()];
   }
 
@@ -199,7 +213,7 @@ export class FleetRuns {
   async run(root: WatchedRoot, runId: string): Promise<FleetRun | null> {
     const key = this.#name(root, runId).key;
     if (!this.#allowed(key)) return null;
-    if (!this.#runs.has(key)) await this.#read();
+    if (!this.#runs.has(key)) await this.#readWithin();
     return this.#runs.get(key) ?? null;
   }
 
