@@ -267,11 +267,24 @@ Deno.test({
     await using served = await servedFleet();
     const run = served.fleetRuns[0]!;
     assert.equal((await served.get(runPath(run))).status, 200);
-    // The runs page's stream keeps the shared watch reading the fleet.
+    // The runs page's stream keeps the shared watch reading the fleet; its
+    // rows say when the watch read the fleet again.
+    const rows: { elapsed_ms: number; at: "before" | "after" }[] = [];
+    let phase: "before" | "after" = "before";
+    const leave = new AbortController();
     const stream = await fetch(`${served.dashboard.origin}/runs/stream`, {
       headers: { cookie: served.dashboard.cookie },
+      signal: leave.signal,
     });
+    const reading = (async () => {
+      for await (const m of sse(stream)) {
+        served.seen.push(m.data);
+        const row = JSON.parse(m.data);
+        if (row.run === run.run_id) rows.push({ ...row, at: phase });
+      }
+    })();
     try {
+      await waitFor("the run's row", async () => rows.length > 0);
       await served.servers.kill(0);
       const down = await waitFor(
         "a run page while the fleet is down",
@@ -284,16 +297,25 @@ Deno.test({
         down,
         /The fleet at nats:\/\/ops:\*\*\*@127\.0\.0\.1:\d+ did not answer: /,
       );
+      phase = "after";
+      const before = Math.max(...rows.map((row) => row.elapsed_ms));
       await served.servers.restart(0);
       await waitFor(
         "the run page with the fleet back",
         async () => (await served.get(runPath(run))).status === 200,
         60_000,
       );
-      // The runs page still lists the run.
+      // The runs page still lists the run, and its row moves on again.
       assert.ok((await served.get("/")).body.includes(run.run_id));
+      await waitFor(
+        "the run's row read from the fleet again",
+        async () =>
+          rows.some((row) => row.at === "after" && row.elapsed_ms > before),
+        60_000,
+      );
     } finally {
-      await stream.body?.cancel();
+      leave.abort();
+      await reading.catch(() => {});
     }
     for (const text of served.seen) assert.ok(!text.includes(PASSWORD));
     const { stderr } = await served.dashboard.stop();
