@@ -199,6 +199,7 @@ export { CLAUSES, loadPacket } from "./lib/packet/mod.ts";
 
 // Fleets: runs on many machines, watched and steered through NATS JetStream.
 export {
+  fleetAddress,
   type FleetClient,
   type FleetClientOptions,
   type FleetRun,
@@ -210,5 +211,6 @@ export {
   maskFleetSecrets,
   openFleetClient,
   parseFleetUrl,
+  rootName,
 } from "./lib/fleet/mod.ts";
 export { DEFAULT_VIEW } from "./lib/shared/mod.ts";

@@ -181,6 +181,22 @@ relax its contract. New runs of those targets appear as they start. The
 dashboard uses the same client API as the CLI and has no other powers: each
 action runs in a worker confined to its run as the control command is.
 
+With --fleet URL (or PROMPT_RUNNER_FLEET) it shows the runs of a fleet
+(runs on many machines that publish to NATS JetStream, see 'prompt_runner
+fleet --help'): every run of the fleet, one row each (its target
+fleet:NODE/ROOT/RUN_ID; status unreachable when it runs but the fleet has
+not heard from it for 10 s), new ones as they start, with the same run
+pages, streams and actions as local runs. A fleet run's actions go through
+the fleet, each in a worker that may reach the fleet's servers and read no
+file but the creds. Fleet TARGETs (fleet:NODE/ROOT/RUN_ID, or a unique
+suffix of one) show only those runs. Local TARGETs named as well are shown
+beside the fleet's; without one, no local run is (this machine's runs in
+the fleet are among its runs). The URL's password or token is never shown:
+pages, warnings and errors show it masked (nats://user:***@host:port). A
+fleet that cannot be reached at start is an error (exit 4); one lost later
+is warned about (once, until it answers again), its runs show as last read,
+and a run page says it does not answer (503).
+
 The first line on stdout is the URL to open, with a random access token:
   dashboard: http://HOST:PORT/?token=TOKEN
 and a line like it follows for each other origin it answers at: on
@@ -212,17 +228,23 @@ Options:
                       reverse proxy's public name); repeatable
   --author NAME       Record web actions as web:NAME (default: $USER, else
                       $LOGNAME, else the account name, else uid:N)
+  --fleet URL         Also show the runs of this fleet
+                      (nats://[user:pass@]host:port[,host:port…] or
+                      tls://…; default: $PROMPT_RUNNER_FLEET)
+  --fleet-creds FILE  A NATS creds file for the fleet (default:
+                      $PROMPT_RUNNER_FLEET_CREDS)
   -h, --help          Show this help
 
 Stop it with Ctrl-C (exit 130) or SIGTERM (exit 143).
 
 Exit codes:
   2 usage error (a bad flag, a port in use)   3 a TARGET not found
-  130/143 stopped by SIGINT/SIGTERM
+  4 the fleet cannot be reached   130/143 stopped by SIGINT/SIGTERM
 
 Examples:
   prompt_runner serve examples/demo
   prompt_runner serve operator-packet --port 8080
   prompt_runner serve --host 0.0.0.0 --port 8080 --origin https://runs.example.com
+  prompt_runner serve --fleet nats://ops:PASSWORD@nats1:4222,nats2:4222
 `,
 };

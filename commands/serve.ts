@@ -1,15 +1,25 @@
 /**
  * `prompt_runner serve`: the live web dashboard (DESIGN §10), a client of
- * the state roots like any CLI command, through `mod.ts` only.
+ * the state roots like any CLI command, and with `--fleet URL` of a
+ * fleet's runs (DESIGN §12), through `mod.ts` only.
  *
  * @module
  */
 
-import { defaultAuthor, errorText, onStopSignals, UsageError } from "../mod.ts";
+import {
+  defaultAuthor,
+  errorText,
+  type FleetClient,
+  onStopSignals,
+  openFleetClient,
+  UsageError,
+} from "../mod.ts";
 import { parseCommandArgs, stringFlag } from "./_args.ts";
 import type { Command, CommandContext } from "./_context.ts";
+import { FLEET_FLAGS, fleetChoice, requireFleet } from "./_fleet_flags.ts";
 import { SERVE_INFO } from "./_help.ts";
 import { accessOf, isWildcard, newToken, originOf } from "./serve/_auth.ts";
+import { FleetRuns } from "./serve/_fleet_runs.ts";
 import { HttpServer } from "./serve/_http.ts";
 import { RunIndex } from "./serve/_runs.ts";
 import { Dashboard, refusal } from "./serve/_server.ts";
@@ -19,6 +29,7 @@ const FLAGS = {
   port: { type: "string" },
   author: { type: "string" },
   origin: { type: "string", multiple: true },
+  ...FLEET_FLAGS,
 } as const;
 
 /** The default address: this machine only. */
@@ -165,6 +176,48 @@ function tokenOf(given: string | undefined): string {
   return given;
 }
 
+/**
+ * The fleet the flags (else the environment) name, opened, with the runs
+ * its fleet TARGETs name; `null` when no fleet is named.
+ *
+ * @throws {UsageError} for a fleet TARGET without a fleet, a malformed
+ * URL, or a TARGET several runs match; {@linkcode NotFoundError} for one
+ * no run matches; `FLEET_UNREACHABLE` (exit 4) when the fleet cannot be
+ * reached (its secrets masked).
+ */
+async function openFleet(
+  values: Record<string, unknown>,
+  targets: string[],
+  context: CommandContext,
+): Promise<FleetRuns | null> {
+  const named = targets.filter((target) => target.startsWith("fleet:"));
+  const choice = named.length > 0
+    ? requireFleet(values, context.cwd, named[0]!)
+    : fleetChoice(values, context.cwd);
+  if (choice === null) return null;
+  const client: FleetClient = await openFleetClient({
+    url: choice.parsed,
+    ...(choice.creds_file === null ? {} : { credsFile: choice.creds_file }),
+    ...(choice.ca_file === null ? {} : { caFile: choice.ca_file }),
+  });
+  try {
+    let only: Set<string> | null = null;
+    for (const target of named) {
+      only ??= new Set();
+      only.add((await client.resolve(target)).key);
+    }
+    return new FleetRuns({
+      client,
+      choice,
+      only,
+      warn: (line) => void context.stderr.line(line).catch(() => {}),
+    });
+  } catch (error) {
+    await client.close();
+    throw error;
+  }
+}
+
 async function serve(
   context: CommandContext,
   argv: string[],
@@ -178,14 +231,26 @@ async function serve(
   const port = portOf(stringFlag(args, "port"));
   const extra = originsOf(args.values.origin);
   const author = await authorOf(stringFlag(args, "author"));
-  const index = await RunIndex.open(args.positionals, context.cwd);
   const token = tokenOf(Deno.env.get(TOKEN_ENV));
+  const fleet = await openFleet(args.values, args.positionals, context);
+  let index: RunIndex;
+  try {
+    index = await RunIndex.open(
+      args.positionals.filter((target) => !target.startsWith("fleet:")),
+      context.cwd,
+      fleet,
+    );
+  } catch (error) {
+    await fleet?.client.close();
+    throw error;
+  }
   const stop = new AbortController();
   let bound: ReturnType<typeof listen>;
   try {
     bound = listen(host, port);
   } catch (error) {
     index.close();
+    await fleet?.client.close();
     throw error;
   }
   const addresses = isWildcard(host) ? ownAddresses() : [];
@@ -239,6 +304,7 @@ async function serve(
     stop.abort();
     await server.shutdown();
     index.close();
+    await fleet?.client.close();
   }
 }
 

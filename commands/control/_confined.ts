@@ -19,7 +19,9 @@ import type { CommandContext } from "../_context.ts";
 import { StdoutClosedError, Writer } from "../_output.ts";
 import type { RunLocation } from "../../lib/workspace/run_location.ts";
 import type { ControlDeclaration, ControlInput } from "./_declare.ts";
-import { CONTROL_ENV, planControl, runScope } from "./_scope.ts";
+import type { FleetChoice } from "../_fleet_flags.ts";
+import { CONTROL_ENV, fleetScope, planControl, runScope } from "./_scope.ts";
+import { fleetCallModule, workerModule } from "./_worker_module.ts";
 
 /** A message from the main thread to the worker. */
 export type ToWorker =
@@ -43,7 +45,8 @@ export type ToWorker =
     /** One call of the worker's handler (a dashboard action). */
     type: "call";
     request: unknown;
-    stateRoot: string;
+    /** The run's state root (`null` for a fleet run). */
+    stateRoot: string | null;
     /** As for `run`. */
     escape: string | null;
   };
@@ -224,36 +227,10 @@ function confinedWorker(
   }
 }
 
-const WORKER = new URL("./_worker.ts", import.meta.url).href;
-/**
- * The fleet code, and the NATS client it loads: a fleet command's worker
- * imports them with its entry (a confined worker may not read the
- * program's files to import them later); a command on files never loads
- * them.
- */
-const FLEET_MODULES = [
-  new URL("../../lib/fleet/mod.ts", import.meta.url).href,
-  new URL("../../lib/fleet/_nats.ts", import.meta.url).href,
-];
-
-/**
- * The module a command's worker starts on: the one worker entry and the
- * command's module, both imported statically (a confined worker may not
- * read the program's files to import one later; a `data:` module's
- * imports are loaded as the program's own).
- */
-function workerModule(module: string, name: string, fleet: boolean): string {
-  const preload = fleet
-    ? FLEET_MODULES.map((url) => `import ${JSON.stringify(url)};\n`).join("")
-    : "";
-  const source = `${preload}import { serveControl } from ${
-    JSON.stringify(WORKER)
-  };
-import { ${name} as declaration } from ${JSON.stringify(module)};
-serveControl(declaration);
-`;
-  return `data:application/javascript,${encodeURIComponent(source)}`;
-}
+/** Where a confined call acts: a run on files, or a run of a fleet. */
+export type CallPlace =
+  | Pick<RunLocation, "state_root" | "packet_dir">
+  | { fleet: FleetChoice };
 
 /**
  * Runs a control command: plans it on this thread from its declaration
@@ -335,12 +312,15 @@ export async function runConfined(
 
 /**
  * Calls the handler of worker `entry` (see `serveCall` in `_worker.ts`)
- * once, with `request`, in a worker confined to the run at `location`
- * exactly as a control command on it is ({@linkcode runScope}): the
- * dashboard's actions run this way, so they have no power the CLI lacks.
+ * once, with `request`, in a worker confined to the run at `place`
+ * exactly as a control command on it is ({@linkcode runScope}; for a fleet
+ * run {@linkcode fleetScope}: its servers only, no file but its creds):
+ * the dashboard's actions run this way, so they have no power the CLI
+ * lacks.
  *
  * @param what What runs, for the errors (`web action "amend"`).
- * @param persist Whether the call may rewrite the packet's prompt files.
+ * @param persist Whether the call may rewrite the packet's prompt files
+ * (a fleet run's are its machine's business: nothing here).
  * @returns What the handler returned.
  * @throws The handler's error, rebuilt in this thread: a refusal (a path
  * outside the scope, a link) as a {@linkcode PromptRunnerError} with its
@@ -350,13 +330,21 @@ export async function runConfined(
 export async function callConfined(
   what: string,
   entry: URL,
-  location: Pick<RunLocation, "state_root" | "packet_dir">,
+  place: CallPlace,
   persist: boolean,
   request: unknown,
 ): Promise<unknown> {
   const enabled = workerOptionsEnabled();
-  const scope = await runScope(location, persist);
-  const worker = confinedWorker(what, entry, scope, enabled);
+  const fleet = "fleet" in place;
+  const scope = "fleet" in place
+    ? await fleetScope(place.fleet)
+    : await runScope(place, persist);
+  const worker = confinedWorker(
+    what,
+    fleet ? fleetCallModule(entry) : entry,
+    scope,
+    enabled,
+  );
   try {
     return await new Promise<unknown>((resolve, reject) => {
       worker.onmessage = (event: MessageEvent<FromWorker>) => {
@@ -373,7 +361,7 @@ export async function callConfined(
         {
           type: "call",
           request,
-          stateRoot: location.state_root,
+          stateRoot: "fleet" in place ? null : place.state_root,
           escape: testEscape,
         } satisfies ToWorker,
       );

@@ -31,7 +31,11 @@ import type {
   Writes,
 } from "./_declare.ts";
 import { isTargetWord, WORKSPACE_FLAGS } from "./_target.ts";
-import { FLEET_FLAGS, requireFleet } from "../_fleet_flags.ts";
+import {
+  FLEET_FLAGS,
+  type FleetChoice,
+  requireFleet,
+} from "../_fleet_flags.ts";
 import { plainLocation } from "../../lib/workspace/run_location.ts";
 
 /**
@@ -296,6 +300,26 @@ async function planFleet(
     );
   }
   const fleet = requireFleet(flags, options.cwd, target);
+  return {
+    input: {
+      ...input,
+      location: plainLocation(null, target, false),
+      fleet: { target, fleet },
+    },
+    ...await fleetScope(fleet),
+  };
+}
+
+/**
+ * What a worker confined to a fleet may touch: connect to the fleet's
+ * servers and nothing else on the network, read the creds and CA files
+ * named for them (and `/etc/passwd`, for the author's account name), write
+ * nothing. The control commands on fleet TARGETs and the dashboard's
+ * actions on fleet runs both run in this scope.
+ */
+export async function fleetScope(
+  fleet: FleetChoice,
+): Promise<{ read: string[]; write: string[]; net: string[] }> {
   const read = [fleet.creds_file, fleet.ca_file].filter((path) =>
     path !== null
   );
@@ -303,14 +327,5 @@ async function planFleet(
   if ((await Deno.permissions.query(passwd)).state === "granted") {
     read.push(passwd.path);
   }
-  return {
-    input: {
-      ...input,
-      location: plainLocation(null, target, false),
-      fleet: { target, fleet },
-    },
-    read,
-    write: [],
-    net: fleet.parsed.hosts,
-  };
+  return { read, write: [], net: [...fleet.parsed.hosts] };
 }

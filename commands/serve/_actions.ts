@@ -3,9 +3,10 @@
  * read here, then the action runs in a worker confined to its run exactly
  * as the CLI's control command on it would be (the same scope: read and
  * write the state root, read the packet, write its `prompts/` only with
- * "also write it into the prompt file"), through the same client API and
- * its link refusals, so the dashboard has no power a `control` command
- * lacks. What the action does is in `_run_action.ts`.
+ * "also write it into the prompt file"; on a fleet run, connect to the
+ * fleet's servers and nothing else, read no file but its creds), through
+ * the same client API and its link refusals, so the dashboard has no power
+ * a `control` command lacks. What the action does is in `_run_action.ts`.
  *
  * @module
  */
@@ -81,6 +82,7 @@ function fieldsOf(form: FormData): ActionFields {
 /**
  * Runs an action from a posted form.
  *
+ * @param redact Masks secrets in a refusal's words (a fleet's URL's).
  * @returns The answer: `refused` (400 bad input, 404 not found, 409 refused
  * by the run's state) or the plane's outcome.
  */
@@ -88,6 +90,7 @@ export async function postAction(
   action: ActionName,
   request: Request,
   target: ActionTarget,
+  redact: (text: string) => string = (text) => text,
 ): Promise<ActionResult> {
   let form: FormData;
   try {
@@ -102,11 +105,11 @@ export async function postAction(
       await callConfined(
         `web action "${action}"`,
         ACTION_WORKER,
-        {
+        target.fleet !== null ? { fleet: target.fleet.choice } : {
           state_root: target.ref.state_root,
           packet_dir: contractual ? target.packet_dir : null,
         },
-        contractual && fields.persist === "on",
+        target.fleet === null && contractual && fields.persist === "on",
         { action, fields, target } satisfies ActionCall,
       ) as ActionResult
     );
@@ -118,6 +121,6 @@ export async function postAction(
       : error.exitCode === 3
       ? 404
       : 409;
-    return refused(action, status, error.message);
+    return refused(action, status, redact(error.message));
   }
 }

@@ -47,7 +47,7 @@ h2 { font-size: 1rem; margin: 0 0 .5rem; }
 h3 { font-size: .95rem; margin: .5rem 0 .25rem; }
 section { background: var(--panel); border: 1px solid var(--line); border-radius: 4px; padding: .5rem .75rem; margin-bottom: .75rem; }
 section section { border: 0; padding: 0; margin: 0; }
-.empty-note, .earlier, .message { color: var(--muted); }
+.empty-note, .earlier, .message, .fleet-note { color: var(--muted); }
 
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: .25rem .5rem; border-bottom: 1px solid var(--line); vertical-align: top; }
@@ -56,9 +56,9 @@ th { font-weight: 600; color: var(--muted); font-size: .85rem; }
 #runs .run-id, #runs .target { color: var(--muted); font-family: var(--mono); font-size: .85rem; }
 .status-running { color: var(--running); font-weight: 600; }
 .status-completed { color: var(--completed); }
-.status-failed, .status-runner_gone { color: var(--failed); }
+.status-failed, .status-runner_gone, .status-unreachable { color: var(--failed); }
 .status-interrupted { color: var(--interrupted); }
-.runner-gone { color: var(--failed); }
+.runner-gone, .runner-unreachable { color: var(--failed); }
 .runner-alive { color: var(--completed); }
 
 .run .top, .run .middle, .run .bottom { display: grid; gap: .75rem; }

@@ -18,10 +18,13 @@ import type { AttemptOutcome, RowData } from "./page/shared.ts";
 
 /** One row of the runs page (the page's `RowData`, its words typed). */
 export interface RunRow extends RowData {
-  /** Where the run stands. */
-  status: RunWord;
-  /** The runner's lease: alive, gone, on another host, or none. */
-  runner: "alive" | "gone" | "other_host" | "none";
+  /** Where the run stands (a fleet run that went silent: `unreachable`). */
+  status: RunWord | "unreachable";
+  /**
+   * The runner's lease: alive, gone, on another host, or none; for a fleet
+   * run, alive while the fleet hears from it, else unreachable or none.
+   */
+  runner: "alive" | "gone" | "other_host" | "none" | "unreachable";
 }
 
 export type { AttemptOutcome };
@@ -115,4 +118,6 @@ export interface RunPageModel {
 export interface PageContext {
   /** The author web actions are recorded under (`web:<name>`). */
   author: string;
+  /** The fleet the dashboard shows, its secrets masked (`null`: none). */
+  fleet?: string | null;
 }

@@ -85,11 +85,19 @@ export function runsPage(rows: RunRow[], context: PageContext): string {
   const empty = rows.length === 0
     ? `<p class="empty-note" id="no-runs">No runs yet: they appear here as they start.</p>`
     : "";
+  // The fleet's address as every message shows it: its secrets masked.
+  const fleet = context.fleet
+    ? el(
+      "p",
+      { class: "fleet-note", id: "fleet" },
+      `fleet: ${esc(context.fleet)}`,
+    )
+    : "";
   return layout(
     "prompt_runner runs",
     { "data-page": "runs" },
     header(context, "") +
-      `<main><h1>Runs</h1>${empty}` +
+      `<main><h1>Runs</h1>${fleet}${empty}` +
       `<table id="runs"><thead><tr>${head}</tr></thead><tbody>${
         rows.map(runRow).join("")
       }</tbody></table></main>`,
@@ -99,6 +107,8 @@ export function runsPage(rows: RunRow[], context: PageContext): string {
 export function runPage(model: RunPageModel, context: PageContext): string {
   const row = model.row;
   const name = row.packet ?? row.target;
+  // A fleet run says where it runs: fleet:NODE/ROOT/RUN_ID.
+  const where = row.target.startsWith("fleet:") ? row.target : row.run;
   const lastSeq = model.events.at(-1)?.seq ?? 0;
   return layout(
     `${name} ${row.run} — prompt_runner`,
@@ -113,7 +123,7 @@ export function runPage(model: RunPageModel, context: PageContext): string {
     },
     header(
       context,
-      ` / ${el("span", { class: "crumb" }, esc(`${name} · ${row.run}`))}`,
+      ` / ${el("span", { class: "crumb" }, esc(`${name} · ${where}`))}`,
     ) +
       `<main class="run">${outcomeBanner(model.outcome)}` +
       `<div class="top">${snapshotPanel(model)}${

@@ -11,7 +11,9 @@
 import {
   amend,
   contract,
+  type ContractTarget,
   NotFoundError,
+  openFleetClient,
   relax,
   type RequestOutcome,
   requestOutcome,
@@ -23,6 +25,7 @@ import {
   VIEW_OPTIONS,
   type ViewKey,
 } from "../../mod.ts";
+import type { FleetActionPlace } from "./_fleet_runs.ts";
 
 /** The action paths, by their last segment. */
 export const ACTION_NAMES = ["steer", "view", "amend", "relax"] as const;
@@ -63,13 +66,21 @@ export interface ActionResult {
 
 /** Where an action applies. */
 export interface ActionTarget {
-  /** The run. */
+  /** The run (a fleet run's address, without its transport). */
   ref: RunRef;
-  /** The run's packet, for amend and relax. */
+  /** The run's packet, for amend and relax (none for a fleet run). */
   packet_dir: string | null;
   /** The recorded author (`web:<name>`). */
   author: string;
+  /** For a fleet run: its fleet and names, to reach it from the worker. */
+  fleet: FleetActionPlace | null;
 }
+
+/** Where a run's contract is changed (`null`: its packet is not known). */
+type ContractPlace =
+  | { packet_dir: string; state_root: string }
+  | ContractTarget
+  | null;
 
 /** A posted form's fields: the first value given for each name. */
 export type ActionFields = Record<string, string>;
@@ -136,15 +147,51 @@ function entryOf(clause: string, value: string): unknown {
 
 /**
  * Does an action: checks the fields as the CLI checks its flags, then
- * calls the client API.
+ * calls the client API; on a fleet run, through a client of its fleet
+ * opened here, in the worker confined to that fleet's servers.
  *
  * @returns The answer: the plane's outcome, or `recorded`.
- * @throws {PromptRunnerError} for bad input or a refusal.
+ * @throws {PromptRunnerError} for bad input or a refusal (a fleet that
+ * cannot be reached: exit 4).
  */
 export async function runAction(
   action: ActionName,
   form: ActionFields,
   target: ActionTarget,
+): Promise<ActionResult> {
+  if (target.fleet === null) {
+    return await act(
+      action,
+      form,
+      target,
+      target.packet_dir === null ? null : {
+        packet_dir: target.packet_dir,
+        state_root: target.ref.state_root,
+      },
+    );
+  }
+  const { choice, run } = target.fleet;
+  const client = await openFleetClient({
+    url: choice.parsed,
+    ...(choice.creds_file === null ? {} : { credsFile: choice.creds_file }),
+    ...(choice.ca_file === null ? {} : { caFile: choice.ca_file }),
+  });
+  try {
+    const ref = client.ref(run);
+    return await act(action, form, { ...target, ref }, {
+      transport: client.transport,
+      state_root: ref.state_root,
+    });
+  } finally {
+    await client.close();
+  }
+}
+
+async function act(
+  action: ActionName,
+  form: ActionFields,
+  target: ActionTarget,
+  where: ContractPlace,
 ): Promise<ActionResult> {
   const author = target.author;
   switch (action) {
@@ -194,15 +241,11 @@ export async function runAction(
         );
       }
       if (prompt === "") throw new UsageError("A prompt id is required");
-      if (target.packet_dir === null) {
+      if (where === null) {
         throw new NotFoundError(
           "Cannot change the contract: the run's packet is not known",
         );
       }
-      const where = {
-        packet_dir: target.packet_dir,
-        state_root: target.ref.state_root,
-      };
       const record = action === "amend"
         ? await amend(where, prompt, {
           clause,

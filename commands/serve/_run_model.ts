@@ -12,6 +12,7 @@ import {
   currentSnapshot,
   DEFAULT_VIEW,
   type EventLine,
+  eventLineBatches,
   loadPacket,
   log,
   NotFoundError,
@@ -36,6 +37,12 @@ export interface WatchedRoot {
   packet_dir: string | null;
   /** Its workspace, when it is one's. */
   workspace_id: string | null;
+  /**
+   * For a fleet home (`serve --fleet`): its node and root names; its key is
+   * `fleet:<node>.<root>` and its state root the fleet address
+   * `fleet:<node>/<root>`. `null` for a state root on this machine.
+   */
+  fleet: { node: string; root: string } | null;
 }
 
 /** How many of the newest events a run page shows at first. */
@@ -48,6 +55,20 @@ export async function readSnapshot(
   return await currentSnapshot(stateRoot).catch(() => null);
 }
 
+/** What a run page shows that depends on where the run lives. */
+export interface RunParts {
+  /** The run's row. */
+  row: RunRow;
+  /** The snapshot to show: the run's live one (a fleet run's latest). */
+  snapshot: Snapshot | null;
+  /** The packet's directory, when it is on this machine. */
+  packet_dir: string | null;
+  /** The packet's prompts, in order. */
+  prompts: { id: string; name: string | null }[];
+  /** Each prompt's contract: packet vs enforced, with amendments. */
+  contracts: ContractView[];
+}
+
 /** What gathering a run page needs of the index. */
 export interface PageSource {
   /** A run's stored events from `from` to `to` (up to its last with `null`). */
@@ -56,8 +77,14 @@ export interface PageSource {
     from: number,
     to: number | null,
   ): Promise<EventLine[]>;
-  /** A root's row. */
-  row(root: WatchedRoot): Promise<RunRow>;
+  /** A run's reference for the client API. */
+  refOf(root: WatchedRoot, runId: string): RunRef;
+  /** What depends on where the run lives, or `null` when there is no such run. */
+  parts(
+    root: WatchedRoot,
+    runId: string,
+    events: EventLine[],
+  ): Promise<RunParts | null>;
 }
 
 /** A finished run's word from its `run_finished` status. */
@@ -68,28 +95,22 @@ function stateOf(status: string | undefined): RunWord {
 }
 
 /**
- * Everything a run page shows.
+ * A run page's parts for a run of a state root on this machine: its row
+ * (the root's, or one from its events when it is not the newest run), its
+ * snapshot while it is the current run, its packet's prompts and contracts.
  *
- * @returns The model, or `null` when the root holds no such run.
+ * @returns The parts, or `null` when the root holds no such run.
  */
-export async function pageModelOf(
-  index: PageSource,
+export async function localParts(
+  rowOfRoot: (root: WatchedRoot) => Promise<RunRow>,
   root: WatchedRoot,
   runId: string,
-  query: URLSearchParams,
-): Promise<RunPageModel | null> {
-  const ref = { state_root: root.state_root, run_id: runId };
+  events: EventLine[],
+): Promise<RunParts | null> {
   const current = await readSnapshot(root.state_root);
   const isCurrent = current !== null && current.run_id === runId;
-  let events: EventLine[];
-  try {
-    events = await index.readEvents(ref, 1, null);
-  } catch (error) {
-    if (error instanceof NotFoundError) return null;
-    throw error;
-  }
   if (events.length === 0 && !isCurrent) return null;
-  let row = await index.row(root);
+  let row = await rowOfRoot(root);
   if (row.run !== runId) {
     const last = events.at(-1)?.event;
     row = {
@@ -115,26 +136,55 @@ export async function pageModelOf(
       if (view !== null) contracts.push(view);
     }
   }
-  const snapshot = isCurrent ? current : null;
-  const view = snapshot?.view ?? { ...DEFAULT_VIEW };
-  const shown = events.slice(-SHOWN_EVENTS);
   return {
     row,
-    state_root: root.state_root,
+    snapshot: isCurrent ? current : null,
     packet_dir: packet?.dir ?? packetDir,
-    snapshot,
-    view,
     prompts,
+    contracts,
+  };
+}
+
+/**
+ * Everything a run page shows.
+ *
+ * @returns The model, or `null` when the root holds no such run.
+ */
+export async function pageModelOf(
+  index: PageSource,
+  root: WatchedRoot,
+  runId: string,
+  query: URLSearchParams,
+): Promise<RunPageModel | null> {
+  const ref = index.refOf(root, runId);
+  let events: EventLine[];
+  try {
+    events = await index.readEvents(ref, 1, null);
+  } catch (error) {
+    if (error instanceof NotFoundError) return null;
+    throw error;
+  }
+  const parts = await index.parts(root, runId, events);
+  if (parts === null) return null;
+  const view = parts.snapshot?.view ?? { ...DEFAULT_VIEW };
+  const shown = events.slice(-SHOWN_EVENTS);
+  return {
+    row: parts.row,
+    state_root: root.state_root,
+    packet_dir: parts.packet_dir,
+    snapshot: parts.snapshot,
+    view,
+    prompts: parts.prompts,
     timeline: foldTimeline(
       events,
-      prompts,
-      contracts.flatMap((view) => view.amendments),
+      parts.prompts,
+      parts.contracts.flatMap((view) => view.amendments),
     ),
     // Rendered with what came before, so a tool's result knows its call.
     events: renderEvents(events, view, { from: shown[0]?.event.seq ?? 1 }),
     earlier: events.length - shown.length,
     log: await log(ref).catch(() => []),
-    contracts,
+    contracts: parts.contracts,
     outcome: await shownOutcome(ref, query),
   };
 }
@@ -220,4 +270,44 @@ export function rowOf(
     last_event_age_ms: rollup.provider.last_event_age_ms,
     runner: rollup.lease.state,
   };
+}
+
+/**
+ * Reads a run's stored events from `from` up to `to` (inclusive), without
+ * waiting for events not written yet: a live run's stream is read up to
+ * `to`, or up to what its snapshot (`current`) counts when `to` is `null`.
+ *
+ * @throws {NotFoundError} when the state root has no record of the run.
+ */
+export async function readStoredEvents(
+  ref: RunRef,
+  current: Snapshot | null,
+  from: number,
+  to: number | null,
+): Promise<EventLine[]> {
+  const live = current !== null && current.run_id === ref.run_id &&
+    current.status === "running";
+  const limit = to ?? (live ? current.last_seq : Infinity);
+  const lines: EventLine[] = [];
+  if (limit < from) return lines;
+  const abort = new AbortController();
+  // A range past what is written ends the read instead of waiting for it.
+  const timer = setTimeout(() => abort.abort(), live ? 1_500 : 10_000);
+  try {
+    outer: for await (
+      const batch of eventLineBatches(ref, { from, signal: abort.signal })
+    ) {
+      for (const line of batch) {
+        if (line.event.seq > limit) break outer;
+        lines.push(line);
+      }
+      if ((lines.at(-1)?.event.seq ?? 0) >= limit) break;
+    }
+  } catch (error) {
+    // A run whose runner is gone still has its events to show.
+    if (error instanceof NotFoundError) throw error;
+  } finally {
+    clearTimeout(timer);
+  }
+  return lines;
 }

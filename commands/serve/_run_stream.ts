@@ -54,7 +54,7 @@ async function finalSnapshot(
 ): Promise<Snapshot | null> {
   const deadline = Date.now() + FINAL_SNAPSHOT_MS;
   for (;;) {
-    const snapshot = await index.snapshotOf(root);
+    const snapshot = await index.snapshotOf(root, ref.run_id);
     if (snapshot === null || snapshot.run_id !== ref.run_id) return null;
     if (
       snapshot.status !== "running" || Date.now() >= deadline || signal.aborted
@@ -352,7 +352,7 @@ export function runEventStream(
     let ending: string | null = null;
     try {
       // The snapshot as it is now (then as it changes), before the events.
-      const snapshot = await index.snapshotOf(root);
+      const snapshot = await index.snapshotOf(root, ref.run_id);
       if (snapshot !== null) sendSnapshot(snapshot);
       let next = from;
       for (;;) {
@@ -384,7 +384,7 @@ export function runEventStream(
       const last = await finalSnapshot(index, root, ref, signal);
       if (last !== null) sendSnapshot(last);
     } catch (error) {
-      ending = errorText(error);
+      ending = index.redact(errorText(error));
     }
     if (ending !== null && !out.closed) {
       out.send(

@@ -21,6 +21,7 @@ import {
   sameOrigin,
   tokenCookie,
 } from "./_auth.ts";
+import { FleetUnanswered } from "./_fleet_runs.ts";
 import { Hubs } from "./_hub.ts";
 import { RenderCache } from "./_render_cache.ts";
 import type { PageContext } from "./_model.ts";
@@ -166,7 +167,7 @@ async function rendered(
   ) {
     return json({ error: "from and to must be seqs with from <= to" }, 400);
   }
-  const ref = { state_root: path.root.state_root, run_id: path.run };
+  const ref = dashboard.options.index.refOf(path.root, path.run);
   const last = Math.min(to, from + MAX_RENDERED - 1);
   const view = await dashboard.options.index.runView(path.root, path.run);
   return json(
@@ -213,12 +214,13 @@ async function action(
       )
       : refusedAction(request, 400, "The form could not be read");
   }
-  const snapshot = await options.index.snapshotOf(path.root);
-  const result = await postAction(name, form, {
-    ref: { state_root: path.root.state_root, run_id: path.run },
-    packet_dir: path.root.packet_dir ?? snapshot?.packet_dir ?? null,
-    author: options.author,
-  });
+  const place = await options.index.actionPlace(path.root, path.run);
+  const result = await postAction(
+    name,
+    form,
+    { ...place, author: options.author },
+    (text) => options.index.redact(text),
+  );
   const accept = request.headers.get("accept") ?? "";
   if (accept.includes("application/json")) {
     return json(result.body, result.status);
@@ -235,10 +237,19 @@ async function route(
   const options = dashboard.options;
   const segments = decodeSegments(url.pathname);
   if (segments === null) return notFound();
-  const context: PageContext = { author: options.author };
+  const fleet = options.index.fleet?.shown ?? null;
+  const context: PageContext = { author: options.author, fleet };
   const get = request.method === "GET" || request.method === "HEAD";
   const path = runPath(options.index, segments);
   if (path === "unknown") return notFound("No such run on this dashboard.");
+  // A fleet run the fleet does not hold (or the fleet TARGETs leave out)
+  // is not read at all.
+  if (
+    path !== null && path.root.fleet !== null &&
+    !await options.index.hasRun(path.root, path.run)
+  ) {
+    return notFound("No such run on this dashboard.");
+  }
   if (path !== null) {
     const [what, more, ...extra] = path.rest;
     if (
@@ -248,7 +259,7 @@ async function route(
       return await action(options, path, what as ActionName, request);
     }
     if (!get) return notAllowed("GET");
-    const ref = { state_root: path.root.state_root, run_id: path.run };
+    const ref = options.index.refOf(path.root, path.run);
     if (what === undefined) {
       const model = await options.index.pageModel(
         path.root,
@@ -372,9 +383,10 @@ export async function handleRequest(
   try {
     return await route(dashboard, request, url);
   } catch (error) {
-    return page(
-      messagePage("Internal error", errorText(error)),
-      500,
-    );
+    const detail = options.index.redact(errorText(error));
+    if (error instanceof FleetUnanswered) {
+      return page(messagePage("Fleet unreachable", detail), 503);
+    }
+    return page(messagePage("Internal error", detail), 500);
   }
 }

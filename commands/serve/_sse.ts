@@ -7,6 +7,7 @@
  * @module
  */
 
+import type { RunRow } from "./_model.ts";
 import type { RunIndex, WatchedRoot } from "./_runs.ts";
 
 /** How often an idle stream sends a comment, so proxies keep it open. */
@@ -141,31 +142,46 @@ export class MessageStream {
   }
 }
 
-/** The runs page's stream: every root's row now, then each changed row. */
+/**
+ * The runs page's stream: every root's row now (and every fleet run's),
+ * then each changed row.
+ */
 export function runsStream(
   index: RunIndex,
   stop: AbortSignal,
 ): ReadableStream<Uint8Array> {
   const out = new MessageStream(stop);
-  const sendRow = async (root: WatchedRoot): Promise<void> => {
-    const row = await index.sharedRow(root).catch(() => null);
+  const sendRow = (row: RunRow | null): void => {
     if (row !== null) {
       out.send(sseMessage(JSON.stringify(row), { event: "snapshot" }));
     }
   };
-  // Rows are computed one at a time, and a root's pending change once.
-  const pending = new Set<WatchedRoot>();
+  // Rows are computed one at a time, and a row's pending change once.
+  const pending = new Set<string>();
   let sending: Promise<void> = Promise.resolve();
-  const schedule = (root: WatchedRoot): void => {
-    if (pending.has(root)) return;
-    pending.add(root);
+  const schedule = (root: WatchedRoot, runId?: string): void => {
+    // A root has one row (its newest run's); a fleet home one per run.
+    const key = root.fleet === null ? root.key : `${root.key}/${runId}`;
+    if (pending.has(key)) return;
+    pending.add(key);
     sending = sending.then(async () => {
-      pending.delete(root);
-      if (!out.closed) await sendRow(root);
+      pending.delete(key);
+      if (!out.closed) {
+        sendRow(await index.sharedRow(root, runId).catch(() => null));
+      }
     });
   };
-  const unwatch = index.watch((root) => schedule(root));
+  const unwatch = index.watch((root, snapshot) =>
+    schedule(root, snapshot.run_id)
+  );
   out.abort.signal.addEventListener("abort", unwatch, { once: true });
   for (const root of index.roots()) schedule(root);
+  const fleet = index.fleet;
+  if (fleet !== null) {
+    sending = sending.then(async () => {
+      if (out.closed) return;
+      for (const row of await fleet.rows().catch(() => [])) sendRow(row);
+    });
+  }
   return out.stream;
 }

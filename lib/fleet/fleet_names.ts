@@ -50,8 +50,22 @@ export function nodeName(given?: string): string {
 }
 
 /**
- * The root name of a state root: its workspace's id, else `r-` and the
- * first 12 hex digits of a SHA-256 of its real path.
+ * The root name of a state root (DESIGN §12): its workspace's id, else
+ * `r-` and the first 12 hex digits of a SHA-256 of its real path. A fleet
+ * names a run's state root so, and the dashboard keys its URLs so.
+ *
+ * @param realStateRoot The state root's real path (links resolved).
+ * @param workspaceId Its workspace's id, or `null` when it is none's.
+ * @returns The name, sanitised to `[A-Za-z0-9_-]`.
+ *
+ * @example A state root that is no workspace's
+ * ```ts
+ * import { rootName } from "./fleet_names.ts";
+ * import assert from "node:assert/strict";
+ *
+ * assert.match(await rootName("/srv/packets/demo/.prompt_runner", null), /^r-[0-9a-f]{12}$/);
+ * assert.equal(await rootName("/anywhere", "operator-packet"), "operator-packet");
+ * ```
  */
 export async function rootName(
   realStateRoot: string,
@@ -112,7 +126,21 @@ export function contractKey(key: string, promptId: string): string {
   return `${key}.${promptId}`;
 }
 
-/** The fleet address of a run, as a TARGET names it. */
+/**
+ * The fleet address of a run, as a TARGET names it
+ * (`fleet:<node>/<root>/<run_id>`).
+ *
+ * @example
+ * ```ts
+ * import { fleetAddress } from "./fleet_names.ts";
+ * import assert from "node:assert/strict";
+ *
+ * assert.equal(
+ *   fleetAddress({ node: "m1", root: "ws", run_id: "r1" }),
+ *   "fleet:m1/ws/r1",
+ * );
+ * ```
+ */
 export function fleetAddress(
   run: Pick<FleetRunName, "node" | "root" | "run_id">,
 ): string {

@@ -10,7 +10,13 @@ import { join } from "node:path";
 import { ROOT } from "../_helpers/run_cli.ts";
 
 /** The CLI plumbing `commands/serve.ts` may use. */
-const PLUMBING = ["./_args.ts", "./_context.ts", "./_help.ts", "./_output.ts"];
+const PLUMBING = [
+  "./_args.ts",
+  "./_context.ts",
+  "./_fleet_flags.ts",
+  "./_help.ts",
+  "./_output.ts",
+];
 
 /**
  * The confinement plumbing two dashboard files may use, and nothing else
