@@ -37,6 +37,7 @@ import {
   requireFleet,
 } from "../_fleet_flags.ts";
 import { plainLocation } from "../../lib/workspace/run_location.ts";
+import { fleetTargetParts } from "../../lib/fleet/fleet_names.ts";
 
 /**
  * The environment variables a control command's worker reads: the author's
@@ -299,6 +300,8 @@ async function planFleet(
       `A fleet TARGET names its run: --state-root and --workspace do not go with ${target}`,
     );
   }
+  // A malformed TARGET is a usage error before any fleet is reached.
+  fleetTargetParts(target);
   const fleet = requireFleet(flags, options.cwd, target);
   return {
     input: {

@@ -48,7 +48,7 @@ function invalid(shown: string, detail: string): never {
 export function maskFleetSecrets(text: string): string {
   return text
     .replace(
-      /((?:nats|tls|wss?):\/\/)([^@\s/,]*)@/gi,
+      /([a-z][a-z0-9+.-]*:\/\/)([^@\s/,]*)@/gi,
       (_all, scheme: string, auth: string) => {
         const colon = auth.indexOf(":");
         return colon < 0
@@ -56,6 +56,9 @@ export function maskFleetSecrets(text: string): string {
           : `${scheme}${auth.slice(0, colon)}:${MASK}@`;
       },
     )
+    // A server after the first one with credentials of its own (refused,
+    // and never shown either).
+    .replace(/(^|[,\s])([^@\s/,:]+):([^@\s/,]*)@/g, `$1$2:${MASK}@`)
     .replace(/([?&](?:pass(?:word)?|token|auth)=)[^&\s]*/gi, `$1${MASK}`);
 }
 
