@@ -71,6 +71,7 @@ export async function bridgeEvents(run: BridgeRun): Promise<void> {
   const subject = eventsSubject(run.names.key);
   const prefix = `${run.ref.run_id}:`;
   let publisher: OrderedPublisher | null = null;
+  let warnedSize = false;
   try {
     for (;;) {
       let link;
@@ -110,10 +111,20 @@ export async function bridgeEvents(run: BridgeRun): Promise<void> {
             start = end + 1;
             const seq = seqOfLine(line);
             if (seq === null) continue;
+            run.progress.readSeq = seq;
+            // Headers and protocol take a little room beside the line.
+            if (line.length + 512 > link.maxPayload) {
+              if (!warnedSize) {
+                warnedSize = true;
+                run.session.say(
+                  `Event ${seq} of run ${run.ref.run_id} is ${line.length} bytes, over the fleet's max_payload of ${link.maxPayload}: the fleet's copy leaves out every event that large (raise max_payload on its servers)`,
+                );
+              }
+              continue;
+            }
             while (!publisher.trySend(line, prefix + seq)) {
               await publisher.room();
             }
-            run.progress.readSeq = seq;
           }
           run.progress.lastProgress = Date.now();
         }

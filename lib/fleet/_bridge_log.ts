@@ -100,6 +100,7 @@ export async function bridgeLog(run: BridgeRun): Promise<void> {
               const mine = ofRun(entry, run.ref.run_id);
               if (mine === null) continue;
               const bytes = encoder.encode(entry);
+              if (bytes.length + 512 > link.maxPayload) continue;
               while (!publisher.trySend(bytes, prefix + line)) {
                 await publisher.room();
               }

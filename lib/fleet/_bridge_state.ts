@@ -73,6 +73,7 @@ export async function bridgeSnapshots(run: BridgeRun): Promise<void> {
           lastText = text!;
           lastPut = Date.now();
           run.progress.snapshots++;
+          run.progress.lastProgress = lastPut;
           if (final) {
             run.progress.finalSnapshot = true;
             return;
@@ -146,6 +147,7 @@ export class ContractPuts {
           encoder.encode(JSON.stringify(view)),
         );
         this.#queue.delete(promptId);
+        run.progress.lastProgress = Date.now();
       } catch (error) {
         if (isAbort(error)) return;
         if (run.packetDir === null || !run.session.connected) {
@@ -155,8 +157,8 @@ export class ContractPuts {
         // The prompt's contract cannot be read (a corrupt amendments file):
         // nothing to show for it, said once.
         this.#queue.delete(promptId);
-        run.session.warnOnce(
-          `Cannot publish the contract of prompt ${promptId}: ${
+        run.session.say(
+          `Cannot publish the contract of prompt ${promptId} to the fleet: ${
             errorText(error)
           }`,
         );

@@ -103,6 +103,11 @@ export class FleetSession {
     return this.#lastConnected;
   }
 
+  /** Says something about the fleet's copy of the run (a warning). */
+  say(message: string): void {
+    this.#options.warn(message);
+  }
+
   /** Says once that the fleet is out of reach; the run is not affected. */
   warnOnce(cause: unknown): void {
     if (this.#warned) return;

@@ -146,14 +146,15 @@ export class Bridge {
   async finish(options: { graceMs?: number } = {}): Promise<BridgeReport> {
     const graceMs = options.graceMs ?? 5_000;
     this.#finishing.abort();
+    this.progress.lastProgress = Date.now();
     const settled = Promise.all(this.#loops);
     let done = false;
     settled.then(() => done = true);
     while (!done) {
       const now = Date.now();
       const lastConnected = this.#session.lastConnected;
-      // Connected, yet nothing moved for long: the fleet is refusing.
-      const stuck = now - this.progress.lastProgress > 30_000;
+      // Connected, yet nothing moved for as long: the fleet is refusing.
+      const stuck = now - this.progress.lastProgress > graceMs;
       if (now - lastConnected > graceMs || stuck) break;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
