@@ -57,6 +57,44 @@ function lostError(ref: RunRef, now: FleetRunState): RunLostError {
     );
 }
 
+/** The event `seq` a stored message's id names (`<run_id>:<seq>`). */
+function eventSeqOf(msgId: string | undefined): number {
+  const n = Number(msgId?.slice(msgId.lastIndexOf(":") + 1));
+  return Number.isInteger(n) ? n : 0;
+}
+
+/**
+ * The stream sequence to read a subject from so as to reach event `seq`
+ * first (the events are in seq order on their subject): a binary search
+ * of the stored messages, a few reads for a long run.
+ */
+async function streamSeqOf(
+  link: FleetLink,
+  subject: string,
+  seq: number,
+): Promise<number> {
+  const first = await link.nextMessage(EVENTS_STREAM, subject, 1);
+  const last = await link.lastMessage(EVENTS_STREAM, subject);
+  if (first === null || last === null) return 1;
+  let low = first.seq;
+  let high = last.seq;
+  if (eventSeqOf(first.msgId) >= seq) return low;
+  if (eventSeqOf(last.msgId) < seq) return high + 1;
+  // The first stored message of the subject with an event seq >= `seq`
+  // lies in (low, high].
+  while (high - low > 1) {
+    const middle = Math.floor((low + high) / 2);
+    const found = await link.nextMessage(EVENTS_STREAM, subject, middle);
+    if (found === null || found.seq >= high) {
+      high = middle;
+      continue;
+    }
+    if (eventSeqOf(found.msgId) >= seq) high = found.seq;
+    else low = found.seq;
+  }
+  return high;
+}
+
 /** Joins messages into one block of lines, each ending with a newline. */
 function block(messages: { data: Uint8Array }[]): Uint8Array {
   let size = 0;
@@ -115,7 +153,11 @@ async function* follow<T>(
       const batch of readSubject(context.link, {
         stream: EVENTS_STREAM,
         subject,
-        from: from === "current" ? "new" : "all",
+        from: from === "current"
+          ? "new"
+          : typeof from === "number" && from > 1
+          ? { seq: await streamSeqOf(context.link, subject, from) }
+          : "all",
         signal,
         idleTickMs: CHECK_MS,
       })
