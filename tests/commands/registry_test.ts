@@ -29,6 +29,7 @@ Deno.test("every command listed has its help without loading, and loads as the c
     "control",
     "workspace",
     "serve",
+    "fleet",
   ]);
   assert.deepEqual(CONTROL_COMMANDS.map((c) => c.name), [
     "status",
