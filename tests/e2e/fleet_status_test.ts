@@ -111,6 +111,17 @@ function reportRow(stdout: string, label: string): string {
   ) ?? "";
 }
 
+/** A terminal control character (C0 but tab and newline, DEL, C1). */
+// deno-lint-ignore no-control-regex
+const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/;
+
+/** A prompt whose name and failure carry terminal controls. */
+const EVIL = promptFile(`name: "Evil\\a\\e]0;pwn\\a\\e[31mName"
+recovery: {retry: {max_attempts: 0}, repair: {enabled: false}}
+simulate:
+  attempts:
+    - error: {kind: provider_auth_claim, message: "denied\\a\\e]0;pwn\\a\\e[31mx"}`);
+
 /** A prompt done at once. */
 const QUICK = promptFile(`simulate:
   attempts:
@@ -316,7 +327,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "status with a fleet TARGET that matches no run exits 3, one that matches several exits 2 naming them, and without a fleet, or with an unreachable one, names why",
+    "status with a fleet TARGET that matches no run exits 3, one that matches several exits 2 naming them, and without a fleet, or with an unreachable one, names why; a run's hostile names and reasons are shown safely",
   ignore,
   async fn(): Promise<void> {
     await using servers = await NatsServers.start(1);
@@ -327,23 +338,36 @@ Deno.test({
     await using two = await makePacket({
       prompts: { "01_quick.prompt.md": QUICK },
     });
-    for (const [packet, node] of [[one, "m1"], [two, "m2"]] as const) {
+    await using evil = await makePacket({
+      prompts: { "01_evil.prompt.md": EVIL },
+    });
+    // Two machines' runs under one id, for the ambiguous TARGET (the fleet
+    // dedupes events by run id and seq, so it keeps the first's only: only
+    // their snapshots are read here), and a run that fails.
+    const started = [[one, "m1", "twin"], [two, "m2", "twin"], [
+      evil,
+      "m2",
+      "evil",
+    ]] as const;
+    for (const [packet, node, runId] of started) {
       await using run = startRun(packet.dir, [
         "--fleet",
         fleet,
         "--fleet-node",
         node,
         "--run-id",
-        "twin",
+        runId,
       ]);
       const done = await run.finish();
-      assert.equal(done.code, 0, done.stderr);
+      assert.equal(done.code, packet === evil ? 1 : 0, done.stderr);
     }
-    const client = { denoFlags: [`--deny-read=${one.root},${two.root}`] };
-    const runs = await waitFor("both runs in the fleet", async () => {
+    const client = {
+      denoFlags: [`--deny-read=${one.root},${two.root},${evil.root}`],
+    };
+    const runs = await waitFor("the three runs in the fleet", async () => {
       const ls = await runCli(["fleet", "ls", "--json", "--fleet", fleet]);
       const lines = ls.stdout.trim().split("\n").filter(Boolean);
-      return lines.length === 2 ? lines.map((line) => JSON.parse(line)) : null;
+      return lines.length === 3 ? lines.map((line) => JSON.parse(line)) : null;
     });
     const m2 = runs.find((run) => run.node === "m2");
     const address = `fleet:m2/${m2.root}/twin`;
@@ -379,6 +403,32 @@ Deno.test({
       [rollup.target, rollup.run.status, rollup.lease.state],
       [address, "completed", "none"],
     );
+
+    // --json keeps what the run said; the report shows it safely.
+    const hostile = await runCli(
+      ["status", "fleet:evil", "--fleet", fleet, "--json"],
+      client,
+    );
+    assert.equal(hostile.code, 0, hostile.stderr);
+    const failed = JSON.parse(hostile.stdout);
+    assert.deepEqual(
+      [failed.run.status, failed.progress.current.name],
+      ["failed", "Evil\x07\x1b]0;pwn\x07\x1b[31mName"],
+    );
+    assert.ok(
+      failed.attempt.detail.startsWith(
+        "failed: provider_auth_claim: denied\x07",
+      ),
+      failed.attempt.detail,
+    );
+    const shown = await runCli(
+      ["status", "fleet:evil", "--fleet", fleet],
+      client,
+    );
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.doesNotMatch(shown.stdout, CONTROL);
+    assert.match(shown.stdout, /provider_auth_claim: deniedx /);
+    assert.match(shown.stdout, /\n {2}01 {2}failed +EvilName +1 attempt: run/);
 
     const noFleet = await runCli(["status", "fleet:twin"], {
       ...client,
