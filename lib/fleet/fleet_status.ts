@@ -147,7 +147,7 @@ function deliveredSteers(log: LogEntry[], runId: string): number {
       entry.command === "steer" && entry.outcome === "applied" &&
       entry.run_id === runId
     ) {
-      ids.add(entry.request_id ?? `${entry.at}`);
+      ids.add(entry.request_id ?? entry.at);
     }
   }
   return ids.size;
