@@ -109,16 +109,36 @@ TARGET is a prepared workspace's id, a state root or a packet directory.
 Without one: the current directory when it is a packet with local state or a
 state root, else the prepared workspace whose packet or repos contain it.
 
+A fleet TARGET (fleet:NODE/ROOT/RUN_ID, or a unique suffix of one such as
+fleet:RUN_ID; see 'prompt_runner fleet ls') with --fleet URL reports on a run
+of the fleet, read from the fleet alone: the same report and the same --json
+object, with the run's fleet address as its target and state root. Its
+prompts' lines come from the fleet (the run's events and the prompts of its
+packet). Its runner is alive while the fleet hears from it; a run that is
+running but that the fleet has not heard from for over 10 s is "runner gone",
+and continues with 'prompt_runner run ... --resume' on its own machine.
+
 Options:
   --state-root DIR    Read run state from DIR (default: TARGET/.prompt_runner)
   --workspace FILE    Report on the workspace FILE describes, instead of TARGET
   --packet DIR        The packet of a workspace without a packet binding
+  --fleet URL         The fleet a fleet:... TARGET is in
+                      (nats://[user:pass@]host:port[,host:port...] or
+                      tls://...; default: $PROMPT_RUNNER_FLEET)
+  --fleet-creds FILE  A NATS creds file for the fleet (default:
+                      $PROMPT_RUNNER_FLEET_CREDS)
   --json              Print the rollup as one JSON object (NDJSON)
   -h, --help          Show this help
 
 Exit codes:
-  0 ok (whatever the run's state)   2 usage error   3 packet not found
-  4 state unreadable
+  0 ok (whatever the run's state)   2 usage error (a fleet TARGET that
+  several runs match)   3 packet or fleet run not found   4 state
+  unreadable, or the fleet cannot be reached or refused the credentials
+
+Examples:
+  prompt_runner status examples/demo
+  prompt_runner status operator-packet --json | jq .run.status
+  prompt_runner status fleet:RUN_ID --fleet nats://fleet.example:4222
 `,
 };
 

@@ -1,6 +1,7 @@
 /**
  * `prompt_runner status`: the quiet human rollup of a state root's newest
- * run (DESIGN §10), then each prompt's line; `--json` prints the rollup.
+ * run (DESIGN §10), or of a fleet run (§12), then each prompt's line;
+ * `--json` prints the rollup.
  *
  * @module
  */
@@ -12,87 +13,25 @@ import {
   resolveRunLocation,
 } from "../lib/workspace/mod.ts";
 import { resolve } from "../lib/shared/posix_path.ts";
-import {
-  gatherStatus,
-  type PromptState,
-  type StateFile,
-  type StatusRollup,
-  statusRollup,
-} from "../lib/status/mod.ts";
-import {
-  paint,
-  stripAnsi,
-  terminalSafe,
-  terminalSafeData,
-} from "../lib/render/mod.ts";
+import { gatherStatus, statusRollup } from "../lib/status/mod.ts";
+import { terminalSafe, terminalSafeData } from "../lib/render/mod.ts";
 import { UsageError } from "../lib/shared/mod.ts";
 import { parseCommandArgs, stringFlag } from "./_args.ts";
 import { WORKSPACE_FLAGS, workspaceFlags } from "./control/_target.ts";
 import type { Command, CommandContext } from "./_context.ts";
 import { STATUS_INFO } from "./_help.ts";
 import { renderStatus, shellWord } from "./status/_report.ts";
+import { promptLines, stateRows } from "./status/_prompt_lines.ts";
+import { fleetStatusReport } from "./status/_fleet.ts";
+import { FLEET_FLAGS } from "./_fleet_flags.ts";
+import { isFleetTarget } from "../lib/fleet/fleet_names.ts";
 
 const FLAGS = {
   "state-root": { type: "string" },
   ...WORKSPACE_FLAGS,
+  ...FLEET_FLAGS,
   json: { type: "boolean" },
 } as const;
-
-function verifierLine(state: PromptState | undefined): string {
-  const report = state?.last_verifier;
-  if (!report) return "-";
-  const passed = report.items.filter((item) => item.status === "pass").length;
-  const verdict = report.passed ? "pass" : report.faults ? "fault" : "fail";
-  return `${verdict} ${passed}/${report.items.length}`;
-}
-
-function statusStyle(status: string): "green" | "red" | "yellow" | "dim" {
-  if (status === "completed") return "green";
-  if (
-    status === "running" || status === "retry_scheduled" ||
-    status === "repairing"
-  ) {
-    return "yellow";
-  }
-  if (status === "not run") return "dim";
-  return "red";
-}
-
-function pad(text: string, width: number): string {
-  return text + " ".repeat(Math.max(0, width - stripAnsi(text).length));
-}
-
-/** One line per prompt of the packet: its status, this run's attempts, its verifier. */
-function promptLines(
-  packet: Packet,
-  state: StateFile,
-  rollup: StatusRollup,
-): string[] {
-  const lines: string[] = [];
-  for (const prompt of packet.prompts) {
-    const entry = state.prompts[prompt.id];
-    // A prompt left running by a runner that is gone is not running.
-    const status = rollup.run.status === "runner_gone" &&
-        entry?.run_id === rollup.run.id &&
-        ["running", "retry_scheduled", "repairing"].includes(entry.status)
-      ? "runner gone"
-      : entry?.status ?? "not run";
-    const modes = (entry?.attempts ?? []).filter((a) =>
-      a.run_id === entry?.run_id
-    ).map((a) => a.mode);
-    const attempts = modes.length
-      ? `${modes.length} attempt${modes.length === 1 ? "" : "s"}: ${
-        modes.join(", ")
-      }`
-      : "";
-    lines.push(
-      `  ${prompt.id}  ${pad(paint(status, statusStyle(status)), 20)} ${
-        pad(terminalSafe(prompt.name), 28)
-      } ${pad(attempts, 30)} verify: ${verifierLine(entry)}`.trimEnd(),
-    );
-  }
-  return lines;
-}
 
 async function tryLoadPacket(dir: string | null): Promise<Packet | null> {
   if (dir === null || dir === "") return null;
@@ -113,6 +52,12 @@ async function status(
       `Too many arguments: expected at most one TARGET, found ${args.positionals.length}`,
       { hint: "Run 'prompt_runner status --help'" },
     );
+  }
+  if (isFleetTarget(args.positionals[0])) {
+    return await fleetStatusReport(context, {
+      target: args.positionals[0],
+      values: args.values,
+    });
   }
   const location = await resolveRunLocation(args.positionals[0], {
     needs: "state_root",
@@ -172,7 +117,8 @@ async function status(
   });
   let text = report.text;
   if (packet !== null) {
-    text += "\n" + promptLines(packet, inputs.state, rollup).join("\n") + "\n";
+    const rows = stateRows(packet.prompts, inputs.state, rollup.run.id);
+    text += "\n" + promptLines(rows, rollup).join("\n") + "\n";
   }
   await context.stdout.write(terminalSafe(text, { style: context.color }));
   if (report.hint !== null) await context.stderr.write(report.hint);

@@ -153,8 +153,9 @@ function agentRow(r: StatusRollup): string {
   return row("agent", `pid ${s.agent_pid} ${state}`);
 }
 
-function leaseRow(r: StatusRollup): string {
+function leaseRow(r: StatusRollup, fleet: FleetHearing | null): string {
   const l = r.lease;
+  if (fleet !== null) return fleetLeaseRow(r, fleet);
   switch (l.state) {
     case "none":
       return row("runner", "no run lock (no runner holds the state root)");
@@ -173,6 +174,29 @@ function leaseRow(r: StatusRollup): string {
   }
 }
 
+/** A fleet run's runner: alive while the fleet hears from it. */
+function fleetLeaseRow(r: StatusRollup, fleet: FleetHearing): string {
+  const l = r.lease;
+  if (l.state === "none") return row("runner", "none: the run is over");
+  const silence = `the fleet has not heard from it for ${
+    duration(fleet.silent_ms)
+  }`;
+  return l.state === "gone"
+    ? row("runner", paint(`pid ${l.pid} on ${l.host}, gone: ${silence}`, "red"))
+    : row(
+      "runner",
+      `pid ${l.pid} on ${l.host}, alive (the fleet hears from it)`,
+    );
+}
+
+/** How a fleet run's runner is heard of (the report of a fleet run). */
+export interface FleetHearing {
+  /** How long the fleet has not heard from the run, in milliseconds. */
+  silent_ms: number;
+  /** The run's machine (its host name), where it resumes. */
+  machine: string;
+}
+
 /** Options for {@linkcode renderStatus}. */
 export interface RenderStatusOptions {
   /** The packet's name, when known. */
@@ -181,6 +205,8 @@ export interface RenderStatusOptions {
   packetSelection: boolean;
   /** The `run` arguments that continue the run (TARGET and `--state-root`). */
   resumeTarget: string;
+  /** For a fleet run: how the fleet hears of its runner (`null`: files). */
+  fleet?: FleetHearing | null;
 }
 
 /**
@@ -199,7 +225,8 @@ export function renderStatus(
     }`,
   ];
   if (r.workspace_id !== null) lines.push(row("workspace", r.workspace_id));
-  lines.push(row("state root", r.state_root));
+  const fleet = options.fleet ?? null;
+  lines.push(row(fleet === null ? "state root" : "fleet run", r.state_root));
   if (r.run.status !== "never_run") {
     lines.push(runRow(r), progressRow(r, options.packetSelection));
     if (r.attempt.number !== null) {
@@ -218,14 +245,18 @@ export function renderStatus(
       steersRow(r),
       amendmentsRow(r),
       agentRow(r),
-      leaseRow(r),
+      leaseRow(r, fleet),
     );
   } else if (r.amendments.count > 0) {
     lines.push(amendmentsRow(r));
   }
-  // Both go on where they stopped, under the same run id.
+  // Both go on where they stopped, under the same run id: a fleet run's
+  // on its own machine, where its state root is.
+  const resume = `prompt_runner run ${options.resumeTarget} --resume`;
   const hint = r.run.status === "runner_gone" || r.run.status === "interrupted"
-    ? `hint: prompt_runner run ${options.resumeTarget} --resume\n`
+    ? fleet === null
+      ? `hint: ${resume}\n`
+      : `hint: resume it on its machine, ${fleet.machine}: ${resume}\n`
     : null;
   return { text: lines.join("\n") + "\n", hint };
 }

@@ -19,6 +19,7 @@ import {
   parseRunKey,
 } from "./fleet_names.ts";
 import { FleetTransport, STALE_MS } from "./fleet_transport.ts";
+import { type FleetStatus, fleetStatus } from "./fleet_status.ts";
 import { type FleetUrl, parseFleetUrl, readCredsFile } from "./fleet_url.ts";
 
 /** How to reach a fleet. */
@@ -136,6 +137,30 @@ export class FleetClient implements AsyncDisposable {
           "Name more of it: fleet:<root>/<run_id> or fleet:<node>/<root>/<run_id>",
       },
     );
+  }
+
+  /**
+   * Where a fleet run stands: the status rollup that `prompt_runner status
+   * fleet:… --json` prints (DESIGN §10), read from the fleet alone (the
+   * run's snapshot, its prompts' contracts, its audit log, and its events,
+   * from which its prompts' state is replayed), with its packet's prompts
+   * as the fleet knows them. The runner's lease is the fleet's hearing of
+   * it: `alive` while heard, `gone` (and the run `runner_gone`) once the
+   * run is unreachable, `none` once it is over.
+   *
+   * @param run A run of the fleet, as {@linkcode FleetClient.resolve} or
+   * {@linkcode FleetClient.runs} gave it.
+   * @param options The current time (default: once read).
+   * @returns The rollup (every field present), the prompts, and how long
+   * the fleet has not heard from the run.
+   * @throws {Error} when the fleet stops answering while it is read.
+   */
+  async status(
+    run: FleetRun,
+    options: { now?: number } = {},
+  ): Promise<FleetStatus> {
+    const log = await this.transport.log(this.ref(run));
+    return await fleetStatus(this.#link, run, { ...options, log });
   }
 
   /** A reference to a fleet run, for the client API. */

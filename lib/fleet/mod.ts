@@ -17,6 +17,7 @@ export {
   openFleetClient,
 } from "./fleet_client.ts";
 export type { FleetRunState } from "./_fleet_follow.ts";
+export type { FleetPromptStatus, FleetStatus } from "./fleet_status.ts";
 export {
   FleetTransport,
   type FleetTransportOptions,

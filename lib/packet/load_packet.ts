@@ -36,7 +36,7 @@ import {
   type RepoConfig,
 } from "./packet.ts";
 import { inPacket, insidePacket, readPacketFile } from "./packet_files.ts";
-import { normalizePromptId } from "../shared/prompt_id.ts";
+import { comparePromptIds, normalizePromptId } from "../shared/prompt_id.ts";
 import { DEFAULT_RECOVERY, parseRecovery } from "./recovery.ts";
 import { isRecord } from "../shared/is_record.ts";
 
@@ -171,10 +171,6 @@ function listPromptDir(
     }
     throw error;
   }
-}
-
-function compareIds(a: string, b: string): number {
-  return Number(a) - Number(b) || a.localeCompare(b);
 }
 
 /**
@@ -338,7 +334,7 @@ export async function loadPacket(dir: string): Promise<Packet> {
     seen.set(prompt.id, prompt.file);
   }
   resolveDependencies(prompts);
-  prompts.sort((a, b) => compareIds(a.id, b.id));
+  prompts.sort((a, b) => comparePromptIds(a.id, b.id));
   return {
     dir: realRoot,
     manifest_file: manifestFile,

@@ -18,7 +18,7 @@ import type {
 import type { ProviderEvent } from "../shared/events.ts";
 import { IDLE_TICK_MS, type RunContext } from "./_run_context.ts";
 import type { AttemptUsage } from "../status/state_file.ts";
-import { UsageTally } from "./usage_tally.ts";
+import { UsageTally } from "../status/usage_tally.ts";
 import { join } from "node:path";
 import { ensurePrivateDir } from "../shared/private_files.ts";
 import { hostname } from "../shared/run_lock.ts";

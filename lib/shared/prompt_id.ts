@@ -69,3 +69,18 @@ export function checkPromptId(value: unknown): string {
 export function isPromptIdWord(word: string): boolean {
   return normalizePromptId(word) !== null;
 }
+
+/**
+ * Orders prompt ids as a packet orders its prompts: by number, then as text.
+ *
+ * @example Usage
+ * ```ts
+ * import { comparePromptIds } from "./prompt_id.ts";
+ * import assert from "node:assert/strict";
+ *
+ * assert.deepEqual(["10", "02", "100"].sort(comparePromptIds), ["02", "10", "100"]);
+ * ```
+ */
+export function comparePromptIds(a: string, b: string): number {
+  return Number(a) - Number(b) || a.localeCompare(b);
+}

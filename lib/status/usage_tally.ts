@@ -1,11 +1,13 @@
 /**
- * What an attempt's agent reported using, summed over its sessions.
+ * What an attempt's agent reported using, summed over its sessions: the
+ * runner tallies each attempt with it, and a reader that has only the
+ * run's events (a fleet's) replays them with it to the same totals.
  *
  * @module
  */
 
 import type { ProviderEvent } from "../shared/events.ts";
-import type { AttemptUsage } from "../status/state_file.ts";
+import type { AttemptUsage } from "./state_file.ts";
 
 /**
  * Sums what each session of an attempt reported: a session's

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { ProviderEvent } from "../../../lib/shared/events.ts";
-import { UsageTally } from "../../../lib/runner/usage_tally.ts";
+import { UsageTally } from "../../../lib/status/usage_tally.ts";
 
 Deno.test("UsageTally sums the running totals of each session of an attempt, and the cost only once one was reported", () => {
   const tally = new UsageTally();
