@@ -20,7 +20,7 @@ const NO_FLEET = {
 Deno.test("fleet alone prints its help and exits 2; fleet --help, fleet ls --help and fleet join --help exit 0", async () => {
   const bare = await runCli(["fleet"], NO_FLEET);
   assert.equal(bare.code, 2);
-  assert.match(bare.stderr, /Commands:\n  ls +List the fleet's runs/);
+  assert.match(bare.stderr, /Commands:\n {2}ls +List the fleet's runs/);
   for (
     const args of [["fleet", "--help"], ["fleet", "ls", "--help"], [
       "fleet",
@@ -127,7 +127,7 @@ Deno.test({
   name:
     "a fleet TARGET matching no run exits 3; one matching several exits 2 naming them; fleet ls lists them",
   ignore: NATS_SERVER === null,
-  async fn() {
+  async fn(): Promise<void> {
     await using servers = await NatsServers.start(1);
     const url = servers.url();
     const link = await openLink({

@@ -284,7 +284,7 @@ Deno.test({
       }
     })();
     try {
-      await waitFor("the run's row", async () => rows.length > 0);
+      await waitFor("the run's row", () => Promise.resolve(rows.length > 0));
       await served.servers.kill(0);
       const down = await waitFor(
         "a run page while the fleet is down",
@@ -309,8 +309,10 @@ Deno.test({
       assert.ok((await served.get("/")).body.includes(run.run_id));
       await waitFor(
         "the run's row read from the fleet again",
-        async () =>
-          rows.some((row) => row.at === "after" && row.elapsed_ms > before),
+        () =>
+          Promise.resolve(
+            rows.some((row) => row.at === "after" && row.elapsed_ms > before),
+          ),
         60_000,
       );
     } finally {

@@ -68,7 +68,7 @@ Deno.test({
   name:
     "SIGKILL of the node a runner is connected to, mid-run (replicas 3): the run goes on, and its fleet copy ends identical to its file",
   ignore,
-  async fn() {
+  async fn(): Promise<void> {
     await using servers = await NatsServers.start(3);
     await using packet = await makePacket({
       prompts: { "01_long.prompt.md": longPrompt(200, 10) },
@@ -104,7 +104,7 @@ Deno.test({
   name:
     "every node stopped for 10 s mid-run and started again: the run never notices, and the fleet copy catches up, identical",
   ignore,
-  async fn() {
+  async fn(): Promise<void> {
     await using servers = await NatsServers.start(3);
     await using packet = await makePacket({
       prompts: { "01_long.prompt.md": longPrompt(300, 20) },
@@ -150,7 +150,7 @@ Deno.test({
   name:
     "an event over the fleet's max_payload is left out of its copy with one warning, and everything else arrives, in order",
   ignore,
-  async fn() {
+  async fn(): Promise<void> {
     await using servers = await NatsServers.start(1, {
       extra: "max_payload: 8KB",
     });

@@ -44,7 +44,7 @@ Deno.test({
   name:
     "a fleet request redelivered after its file was written but before its ack (the runner killed there, then resumed) is applied exactly once",
   ignore,
-  async fn() {
+  async fn(): Promise<void> {
     await using servers = await NatsServers.start(1);
     const url = servers.url();
     await using packet = await makePacket({
@@ -79,7 +79,7 @@ Deno.test({
         name: "t",
         timeoutMs: 3000,
       }),
-      async [Symbol.asyncDispose]() {
+      async [Symbol.asyncDispose](): Promise<void> {
         await this.link.close();
       },
     };
@@ -114,7 +114,7 @@ Deno.test({
   name:
     "hostile messages on pr.req.<key> (not JSON, too big, another run's id, an unknown command) are refused with a logged reason and acknowledged, and the run survives",
   ignore,
-  async fn() {
+  async fn(): Promise<void> {
     await using servers = await NatsServers.start(1);
     const url = servers.url();
     await using packet = await makePacket({

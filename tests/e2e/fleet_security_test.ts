@@ -49,7 +49,7 @@ Deno.test({
   name:
     "with the README's fleet.conf, an observer watches but its steer and its stream delete are refused by the server; an operator steers; no password is ever shown",
   ignore,
-  async fn() {
+  async fn(): Promise<void> {
     await using servers = await NatsServers.start(1, {
       extra: await readmeConfig(),
       env: PASSWORDS,
@@ -184,7 +184,7 @@ Deno.test({
   name:
     "a wrong password or an unreachable fleet: a client exits 4 with 'Cannot reach the fleet at …' (the secret masked); a runner warns once and runs to the end",
   ignore,
-  async fn() {
+  async fn(): Promise<void> {
     await using servers = await NatsServers.start(1, {
       extra: await readmeConfig(),
       env: PASSWORDS,

@@ -24,7 +24,7 @@ Deno.test({
   name:
     "a client that cannot read either machine's state root lists both fleet runs, follows one to run_finished line for line, steers it, re-views it and amends its contract",
   ignore,
-  async fn() {
+  async fn(): Promise<void> {
     await using servers = await NatsServers.start(3);
     await using one = await makePacket({
       prompts: { "01_long.prompt.md": longPrompt(120, 30) },

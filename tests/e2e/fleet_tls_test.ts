@@ -79,7 +79,7 @@ Deno.test({
   name:
     "a tls:// fleet: a runner publishes and a confined client follows with the private CA named; without it the client exits 4",
   ignore: NATS_SERVER === null,
-  async fn() {
+  async fn(): Promise<void> {
     await withTempDir(async (dir) => {
       await certificates(dir);
       await using servers = await NatsServers.start(1, {

@@ -58,7 +58,9 @@ Deno.test("a fleet TARGET names a run by its address or a suffix of it; anything
   ) {
     assert.ok(matchesTarget(run, fleetTargetParts(target)), target);
   }
-  assert.ok(!matchesTarget(run, fleetTargetParts("fleet:m2/r-0123456789ab/run-a")));
+  assert.ok(
+    !matchesTarget(run, fleetTargetParts("fleet:m2/r-0123456789ab/run-a")),
+  );
   assert.ok(!matchesTarget(run, fleetTargetParts("fleet:run")));
   for (const bad of ["fleet:", "fleet:a/b/c/d", "fleet:a//b", "fleet:a b"]) {
     assert.throws(() => fleetTargetParts(bad), UsageError, bad);

@@ -11,8 +11,7 @@ import {
 
 /** A link that records what is published and lets the test answer it. */
 class FakeLink {
-  sent: { data: string; headers: Record<string, string>; reply: string }[] =
-    [];
+  sent: { data: string; headers: Record<string, string>; reply: string }[] = [];
   #handlers = new Map<string, (message: LinkMessage) => void>();
   #listeners = new Set<(state: LinkState, detail: string) => void>();
   #inboxes = 0;
@@ -20,10 +19,13 @@ class FakeLink {
   inbox(): string {
     return `_INBOX.t${this.#inboxes++}`;
   }
-  subscribe(subject: string, onMessage: (message: LinkMessage) => void) {
+  subscribe(
+    subject: string,
+    onMessage: (message: LinkMessage) => void,
+  ): { unsubscribe(): void } {
     const prefix = subject.slice(0, -2);
     this.#handlers.set(prefix, onMessage);
-    return { unsubscribe: () => this.#handlers.delete(prefix) };
+    return { unsubscribe: () => void this.#handlers.delete(prefix) };
   }
   publish(
     _subject: string,
@@ -36,9 +38,9 @@ class FakeLink {
       reply: options.reply ?? "",
     });
   }
-  onState(listener: (state: LinkState, detail: string) => void) {
+  onState(listener: (state: LinkState, detail: string) => void): () => void {
     this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
+    return () => void this.#listeners.delete(listener);
   }
   setState(state: LinkState): void {
     for (const listener of this.#listeners) listener(state, "test");
@@ -68,7 +70,9 @@ Deno.test("an ordered publisher sends in order with each message's id, never mor
     { window: 3 },
   );
   publisher.restart(0);
-  for (const n of [1, 2, 3]) assert.ok(publisher.trySend(bytes(`e${n}`), `r:${n}`));
+  for (const n of [1, 2, 3]) {
+    assert.ok(publisher.trySend(bytes(`e${n}`), `r:${n}`));
+  }
   assert.equal(publisher.trySend(bytes("e4"), "r:4"), false);
   assert.deepEqual(link.sent.map((m) => m.headers["Nats-Msg-Id"]), [
     "r:1",
@@ -117,7 +121,11 @@ Deno.test("the first failure (a refusal, a lost connection) stops the publisher:
   publisher.trySend(bytes("b"), "r:2");
   const waiting = publisher.room();
   link.answer(0, {
-    error: { code: 400, err_code: 10071, description: "wrong last sequence: 7" },
+    error: {
+      code: 400,
+      err_code: 10071,
+      description: "wrong last sequence: 7",
+    },
   });
   await assert.rejects(waiting, PublishStopped);
   assert.throws(() => publisher.trySend(bytes("c"), "r:3"), PublishStopped);

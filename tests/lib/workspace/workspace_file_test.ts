@@ -31,9 +31,14 @@ Deno.test("loadWorkspaceFile() resolves the packet, repos and state root relativ
         "workspaces",
         "operator-packet",
       ),
+      fleet: null,
     });
-    await write("ops/workspace.yml", "id: bare\nstate_root: ../roots/bare\n");
+    await write(
+      "ops/workspace.yml",
+      "id: bare\nstate_root: ../roots/bare\nfleet: nats://ops:pw@fleet.example:4222\n",
+    );
     const bare = await loadWorkspaceFile(file, { cwd: "/", env });
+    assert.equal(bare.fleet, "nats://ops:pw@fleet.example:4222");
     assert.equal(bare.packet, null);
     assert.deepEqual(bare.repos, {});
     assert.equal(bare.state_root, join(root, "roots", "bare"));
@@ -58,6 +63,7 @@ Deno.test("loadWorkspaceFile() resolves a symlinked file's paths beside the file
       packet,
       repos: { app: checkout },
       state_root: join(root, "roots", "linked"),
+      fleet: null,
     });
   });
 });
@@ -110,6 +116,7 @@ Deno.test("every refused workspace file is named with the key and its line", asy
       UsageError,
     ],
     ["id: ok\nstate_root: ''\n", "2", "state_root", UsageError],
+    ["id: ok\nfleet: http://x:1\n", "2", "fleet", UsageError],
     ["id: ok\npacket: ./nowhere\n", "2", "packet", NotFoundError],
     ["id: ok\nrepos:\n  app: ../gone\n", "3", "repos.app", NotFoundError],
     ["packet: .\n", "1", "id", UsageError],
