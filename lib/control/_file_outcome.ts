@@ -8,40 +8,12 @@
 import { join } from "node:path";
 import { NotFoundError } from "../shared/errors.ts";
 import { readTextIfExists } from "../shared/files.ts";
-import { type Outcome, readLogFile } from "./log_entry.ts";
+import { readLogFile } from "./log_entry.ts";
+import { loggedOutcome, type RequestOutcome } from "./outcome.ts";
+
 import { controlPaths, type RunRef } from "./paths.ts";
 import { readReceipt } from "./receipt.ts";
-
-/** What became of a request. */
-export interface RequestOutcome {
-  /** The request's id. */
-  request_id: string;
-  /** Its command, once decided (`null` while it waits). */
-  command: string | null;
-  /**
-   * `pending` while it waits in `requests/`; `accepted` while a steer waits
-   * for its lane; then `applied` or `rejected`, which are final.
-   */
-  outcome: Outcome | "pending";
-  /** Whether the outcome is final. */
-  final: boolean;
-  /** Why it was refused, or a note. */
-  reason: string | null;
-  /** When the outcome was recorded, or `null` while pending. */
-  at: string | null;
-}
-
-/** The outcome of a request no runner has taken yet. */
-export function pendingOutcome(requestId: string): RequestOutcome {
-  return {
-    request_id: requestId,
-    command: null,
-    outcome: "pending",
-    final: false,
-    reason: null,
-    at: null,
-  };
-}
+import { pendingOutcome } from "./outcome.ts";
 
 /**
  * Tells what became of a request from the state root's files: the final
@@ -55,24 +27,9 @@ export async function readRequestOutcome(
   requestId: string,
 ): Promise<RequestOutcome> {
   const paths = controlPaths(ref.state_root);
-  const entries = (await readLogFile(paths)).filter((entry) =>
-    entry.request_id === requestId
-  );
-  const final = entries.findLast((entry) =>
-    entry.outcome === "applied" || entry.outcome === "rejected"
-  );
+  const logged = loggedOutcome(await readLogFile(paths), requestId);
+  if (logged !== null) return logged;
   const name = `${requestId}.json`;
-  const latest = final ?? entries.at(-1);
-  if (latest !== undefined) {
-    return {
-      request_id: requestId,
-      command: latest.command,
-      outcome: latest.outcome,
-      final: final !== undefined,
-      reason: latest.reason,
-      at: latest.at,
-    };
-  }
   const receipt = await readReceipt(paths, name);
   if (receipt !== null) {
     return {

@@ -8,6 +8,7 @@ import {
   type StateRootPaths,
   stateRootPaths,
 } from "../shared/state_root_layout.ts";
+import { sha256Hex } from "../shared/sha256_hex.ts";
 
 /**
  * A reference to one run: where it lives, its id, and the transport it is
@@ -60,15 +61,7 @@ export function requestIdOf(fileName: string): string {
  */
 export async function receiptFileName(requestFile: string): Promise<string> {
   if (RECEIPT_SAFE.test(requestFile)) return requestFile;
-  const digest = await crypto.subtle.digest(
-    "SHA-256",
-    new TextEncoder().encode(requestFile),
-  );
-  const hex = Array.from(
-    new Uint8Array(digest),
-    (byte) => byte.toString(16).padStart(2, "0"),
-  ).join("");
-  return `~${hex}.json`;
+  return `~${await sha256Hex(requestFile)}.json`;
 }
 
 /** Makes a name safe as a file name: anything but `[A-Za-z0-9._-]` becomes `_`. */

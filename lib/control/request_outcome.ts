@@ -5,11 +5,11 @@
  * @module
  */
 
-import type { RequestOutcome } from "./_file_outcome.ts";
+import type { RequestOutcome } from "./outcome.ts";
 import { transportOf } from "./_transport_of.ts";
 import type { RunRef } from "./paths.ts";
 
-export type { RequestOutcome } from "./_file_outcome.ts";
+export type { RequestOutcome } from "./outcome.ts";
 
 /**
  * Tells what became of a request: the final outcome (`applied` or

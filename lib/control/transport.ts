@@ -14,7 +14,7 @@ import type { EventLine } from "./_event_text.ts";
 import type { LogEntry } from "./log_entry.ts";
 import type { RunRef, TransportName } from "./paths.ts";
 import type { RequestOptions, SentRequest } from "./request.ts";
-import type { RequestOutcome } from "./_file_outcome.ts";
+import type { RequestOutcome } from "./outcome.ts";
 import type { Snapshot } from "./snapshot.ts";
 import type { EventsOptions } from "./subscribe.ts";
 

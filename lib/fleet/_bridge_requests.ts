@@ -22,6 +22,7 @@ import { log } from "../control/read_log.ts";
 import type { ControlRequest } from "../control/request.ts";
 import { errorText } from "../shared/errors.ts";
 import { isRecord } from "../shared/is_record.ts";
+import { sha256Hex } from "../shared/sha256_hex.ts";
 import type { QueuedMessage } from "./_link.ts";
 import { type BridgeRun, isAbort } from "./_bridge_run.ts";
 import { REQUESTS_STREAM, requestSubject } from "./fleet_names.ts";
@@ -35,15 +36,7 @@ export type BridgeFault = "request_written" | null;
 
 /** The durable consumer's name for a run: one per key, in the names NATS allows. */
 export async function durableName(key: string): Promise<string> {
-  const digest = await crypto.subtle.digest(
-    "SHA-256",
-    new TextEncoder().encode(key),
-  );
-  const hex = Array.from(
-    new Uint8Array(digest).slice(0, 12),
-    (byte) => byte.toString(16).padStart(2, "0"),
-  ).join("");
-  return `pr_req_${hex}`;
+  return `pr_req_${(await sha256Hex(key)).slice(0, 24)}`;
 }
 
 /** The request a message holds, as far as it can be read. */

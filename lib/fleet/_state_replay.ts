@@ -18,6 +18,8 @@ import {
   emptyState,
   type PromptState,
   type PromptStatus,
+  settleDeadAttempts,
+  startedAttempt,
   type StateFile,
 } from "../status/state_file.ts";
 import type { LastEvent } from "../status/status_types.ts";
@@ -242,20 +244,14 @@ export class StateReplay {
       );
     }
     const mode = MODES.find((m) => m === event.data.mode) ?? "run";
-    entry.attempts.push({
-      run_id: this.#runId,
-      attempt: whole(event.data.attempt) ?? event.attempt ??
-        entry.attempts.length + 1,
-      mode,
-      status: "running",
-      started_at: event.at,
-      finished_at: null,
-      resumes: 0,
-      failure_class: null,
-      reason: null,
-      verifier: null,
-      transcript: null,
-    });
+    entry.attempts.push(
+      startedAttempt(
+        this.#runId,
+        whole(event.data.attempt) ?? event.attempt ?? entry.attempts.length + 1,
+        mode,
+        event.at,
+      ),
+    );
     entry.status = "running";
     entry.run_id = this.#runId;
   }
@@ -310,22 +306,7 @@ export class StateReplay {
 
   /** A resumed run: what its dead runner left running was interrupted. */
   #settleDead(at: string): void {
-    for (const entry of Object.values(this.state.prompts)) {
-      for (const record of entry.attempts) {
-        if (record.status !== "running") continue;
-        record.status = "interrupted";
-        record.finished_at ??= at;
-        record.reason =
-          "the runner stopped during this attempt (killed, or its machine went down)";
-      }
-      if (
-        entry.status === "running" || entry.status === "retry_scheduled" ||
-        entry.status === "repairing"
-      ) {
-        entry.status = "interrupted";
-        entry.reason = "the runner stopped before the prompt finished";
-      }
-    }
+    settleDeadAttempts(this.state, at);
   }
 
   /** A provider event: a session starting, its usage, its failure. */

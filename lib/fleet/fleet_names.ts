@@ -8,6 +8,7 @@
 
 import { UsageError } from "../shared/errors.ts";
 import { hostname } from "../shared/run_lock.ts";
+import { sha256Hex } from "../shared/sha256_hex.ts";
 
 /** The stream of every run's events. */
 export const EVENTS_STREAM = "PR_EVENTS";
@@ -72,15 +73,7 @@ export async function rootName(
   workspaceId: string | null,
 ): Promise<string> {
   if (workspaceId !== null) return sanitizeName(workspaceId);
-  const digest = await crypto.subtle.digest(
-    "SHA-256",
-    new TextEncoder().encode(realStateRoot),
-  );
-  const hex = Array.from(
-    new Uint8Array(digest),
-    (byte) => byte.toString(16).padStart(2, "0"),
-  ).join("");
-  return `r-${hex.slice(0, 12)}`;
+  return `r-${(await sha256Hex(realStateRoot)).slice(0, 12)}`;
 }
 
 /** A run's names from its node, root and id. */

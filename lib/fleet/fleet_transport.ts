@@ -19,9 +19,10 @@ import type { LogEntry } from "../control/log_entry.ts";
 import type { RunRef } from "../control/paths.ts";
 import { newRequest, type SentRequest } from "../control/request.ts";
 import {
+  loggedOutcome,
   pendingOutcome,
   type RequestOutcome,
-} from "../control/_file_outcome.ts";
+} from "../control/outcome.ts";
 import { parseSnapshot, type Snapshot } from "../control/snapshot.ts";
 import type { EventsOptions } from "../control/subscribe.ts";
 import type {
@@ -309,23 +310,8 @@ export class FleetTransport implements Transport, ContractTransport {
     ref: RunRef,
     requestId: string,
   ): Promise<RequestOutcome> {
-    const entries = (await this.log(ref)).filter((entry) =>
-      entry.request_id === requestId
-    );
-    const final = entries.findLast((entry) =>
-      entry.outcome === "applied" || entry.outcome === "rejected"
-    );
-    const latest = final ?? entries.at(-1);
-    if (latest !== undefined) {
-      return {
-        request_id: requestId,
-        command: latest.command,
-        outcome: latest.outcome,
-        final: final !== undefined,
-        reason: latest.reason,
-        at: latest.at,
-      };
-    }
+    const logged = loggedOutcome(await this.log(ref), requestId);
+    if (logged !== null) return logged;
     if (
       this.#sent.has(requestId) ||
       await findRequest(this.#link, requestSubject(keyOfRef(ref)), requestId)

@@ -22,7 +22,7 @@ import { decideOutcome, type RecoveryDecision } from "./recovery_policy.ts";
 import { buildRepairPrompt } from "./repair_prompt.ts";
 import type { PromptOutcome } from "./run_options.ts";
 import { driveSession } from "./session_driver.ts";
-import type { AttemptRecord, PromptState } from "../status/state_file.ts";
+import { type PromptState, startedAttempt } from "../status/state_file.ts";
 import { errorText } from "../shared/errors.ts";
 
 /**
@@ -60,19 +60,12 @@ export async function runAttempts(
   );
   for (let attempt = first;; attempt++) {
     modes.push(mode);
-    const record: AttemptRecord = {
-      run_id: ctx.runId,
+    const record = startedAttempt(
+      ctx.runId,
       attempt,
       mode,
-      status: "running",
-      started_at: new Date().toISOString(),
-      finished_at: null,
-      resumes: 0,
-      failure_class: null,
-      reason: null,
-      verifier: null,
-      transcript: null,
-    };
+      new Date().toISOString(),
+    );
     entry.attempts.push(record);
     ctx.attempt = { entry, record };
     entry.status = "running";

@@ -21,7 +21,7 @@ import { defaultAuthor } from "../control/request.ts";
 import { withSteerLedger } from "../control/steer_ledger.ts";
 import { acquireRunLock, type RunLock } from "../shared/run_lock.ts";
 import { lockWorkspaceRoot } from "./_lock_workspace_root.ts";
-import { readState } from "../status/state_file.ts";
+import { readState, settleDeadAttempts } from "../status/state_file.ts";
 import { environmentFailure } from "./_environment_failure.ts";
 import { RunContext } from "./_run_context.ts";
 import { runAttempts } from "./attempt_loop.ts";
@@ -225,29 +225,7 @@ class PacketRun {
    * a resumed run continues after them.
    */
   #settleDeadAttempts(): void {
-    const ctx = this.#ctx;
-    const now = new Date().toISOString();
-    for (const entry of Object.values(ctx.state.prompts)) {
-      for (const record of entry.attempts) {
-        if (record.status !== "running") continue;
-        record.status = "interrupted";
-        record.finished_at ??= now;
-        record.reason =
-          "the runner stopped during this attempt (killed, or its machine went down)";
-      }
-      if (
-        entry.status === "running" || entry.status === "retry_scheduled" ||
-        entry.status === "repairing"
-      ) {
-        entry.status = "interrupted";
-        entry.reason = "the runner stopped before the prompt finished";
-      }
-    }
-    for (const [id, entry] of Object.entries(ctx.state.prompts)) {
-      if (entry.status === "completed" && entry.run_id === ctx.runId) {
-        this.#doneBefore.add(id);
-      }
-    }
+    settleDeadAttempts(this.#ctx.state, new Date().toISOString());
   }
 
   /**

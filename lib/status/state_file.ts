@@ -143,6 +143,52 @@ export interface StateFile {
   prompts: Record<string, PromptState>;
 }
 
+/** A new attempt's record: running since `at`. */
+export function startedAttempt(
+  runId: string,
+  attempt: number,
+  mode: AttemptMode,
+  at: string,
+): AttemptRecord {
+  return {
+    run_id: runId,
+    attempt,
+    mode,
+    status: "running",
+    started_at: at,
+    finished_at: null,
+    resumes: 0,
+    failure_class: null,
+    reason: null,
+    verifier: null,
+    transcript: null,
+  };
+}
+
+/**
+ * Records what a dead runner left `running` (it was killed, or its machine
+ * went down) as interrupted at `at`: its attempts, and its prompts still
+ * running, waiting for a retry or repairing.
+ */
+export function settleDeadAttempts(state: StateFile, at: string): void {
+  for (const entry of Object.values(state.prompts)) {
+    for (const record of entry.attempts) {
+      if (record.status !== "running") continue;
+      record.status = "interrupted";
+      record.finished_at ??= at;
+      record.reason =
+        "the runner stopped during this attempt (killed, or its machine went down)";
+    }
+    if (
+      entry.status === "running" || entry.status === "retry_scheduled" ||
+      entry.status === "repairing"
+    ) {
+      entry.status = "interrupted";
+      entry.reason = "the runner stopped before the prompt finished";
+    }
+  }
+}
+
 /** An empty state. */
 export function emptyState(): StateFile {
   return { v: 1, run_id: null, updated_at: null, prompts: {} };

@@ -8,7 +8,8 @@
  * @module
  */
 
-import { delimiter, join } from "node:path";
+import { join } from "node:path";
+import { isExecutable, onPath } from "./on_path.ts";
 import puppeteer, { type Browser, type Page } from "npm:puppeteer-core@25.16.0";
 import { type TestPage, testPage } from "./browser_page.ts";
 
@@ -21,16 +22,6 @@ export {
   SCREENSHOT_DIR,
   type TestPage,
 } from "./browser_page.ts";
-
-/** Whether `path` is an executable file. */
-function isExecutable(path: string): boolean {
-  try {
-    const info = Deno.statSync(path);
-    return info.isFile && ((info.mode ?? 0o111) & 0o111) !== 0;
-  } catch {
-    return false;
-  }
-}
 
 /**
  * The Chromium binary: `$PROMPT_RUNNER_CHROMIUM` when set (it must then
@@ -47,12 +38,7 @@ export function findChromium(): string | null {
     }
     return named;
   }
-  for (const dir of (Deno.env.get("PATH") ?? "").split(delimiter)) {
-    for (const name of ["chromium", "chromium-browser"]) {
-      if (dir && isExecutable(join(dir, name))) return join(dir, name);
-    }
-  }
-  return null;
+  return onPath("chromium", "chromium-browser");
 }
 
 /** The Chromium the browser tests use, or `null` (they are then skipped, loudly). */

@@ -7,7 +7,8 @@
  * @module
  */
 
-import { delimiter, join } from "node:path";
+import { join } from "node:path";
+import { onPath } from "./on_path.ts";
 
 /** One server of a fleet under test. */
 export interface NatsNode {
@@ -43,28 +44,8 @@ export function freePort(): number {
   return port;
 }
 
-/** Whether `path` is an executable file. */
-function isExecutable(path: string): boolean {
-  try {
-    const info = Deno.statSync(path);
-    return info.isFile && ((info.mode ?? 0o111) & 0o111) !== 0;
-  } catch {
-    return false;
-  }
-}
-
-/** `nats-server` on PATH, or `null`. */
-function findNatsServer(): string | null {
-  for (const dir of (Deno.env.get("PATH") ?? "").split(delimiter)) {
-    if (dir && isExecutable(join(dir, "nats-server"))) {
-      return join(dir, "nats-server");
-    }
-  }
-  return null;
-}
-
 /** The `nats-server` binary the fleet tests start, or `null` when none is installed. */
-export const NATS_SERVER: string | null = findNatsServer();
+export const NATS_SERVER: string | null = onPath("nats-server");
 
 if (NATS_SERVER === null) {
   Deno.stderr.writeSync(

@@ -19,7 +19,7 @@ import type { RunRef } from "../../lib/control/paths.ts";
 import {
   pendingOutcome,
   type RequestOutcome,
-} from "../../lib/control/_file_outcome.ts";
+} from "../../lib/control/outcome.ts";
 import {
   type ControlRequest,
   newRequest,
