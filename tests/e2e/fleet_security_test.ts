@@ -47,7 +47,7 @@ function assertNoSecret(...texts: string[]): void {
 
 Deno.test({
   name:
-    "with the README's fleet.conf, an observer watches but its steer and its stream delete are refused by the server; an operator steers; no password is ever shown",
+    "with the README's fleet.conf, an observer watches but its steer, stream deletes and work-queue consumers are refused by the server; an operator steers; no password is ever shown",
   ignore,
   async fn(): Promise<void> {
     await using servers = await NatsServers.start(1, {
@@ -125,14 +125,22 @@ Deno.test({
       patienceMs: 1_000,
     });
     try {
-      await assert.rejects(
-        link.request(
+      // No stream deleted, and no consumer of the work queue made or
+      // deleted (one would take the runs' requests, or lose them).
+      for (
+        const subject of [
           "$JS.API.STREAM.DELETE.PR_EVENTS",
-          new Uint8Array(),
-          { timeoutMs: 2_000 },
-        ),
-        /Permissions Violation/,
-      );
+          "$JS.API.STREAM.PURGE.PR_LOG",
+          "$JS.API.CONSUMER.CREATE.PR_REQUESTS",
+          "$JS.API.CONSUMER.DELETE.PR_REQUESTS.any",
+        ]
+      ) {
+        await assert.rejects(
+          link.request(subject, new Uint8Array(), { timeoutMs: 2_000 }),
+          /Permissions Violation/,
+          subject,
+        );
+      }
     } finally {
       await link.close();
     }
