@@ -56,7 +56,7 @@ async function main(): Promise<void> {
     const snapshot = JSON.parse(await Deno.readTextFile(snapshotFile));
     Object.assign(snapshot, { last_seq: events, event_count: events });
     await Deno.writeTextFile(snapshotFile, JSON.stringify(snapshot));
-    const target = `fleet:${snapshot.run_id}`;
+    const address = `fleet:${snapshot.run_id}`;
     const join_ = ok(
       "fleet join --once",
       await timeCli([
@@ -71,35 +71,36 @@ async function main(): Promise<void> {
       ]),
     );
     progress(`fleet join --once published it in ${join_.ms.toFixed(0)} ms`);
-    const fleetArgs = ["--fleet", url, "--from", "start", "--json"];
-    const copy = ok(
-      "fleet replay",
-      await timeCli(["control", "events", target, ...fleetArgs], {
-        keep: true,
-      }),
-    );
+    const fleetReplay = (from: string, keep = false) =>
+      timeCli([
+        "control",
+        "events",
+        address,
+        "--fleet",
+        url,
+        "--from",
+        from,
+        "--json",
+      ], { keep }).then((run) => ok("fleet replay", run));
+    const fileReplay = (from: string) =>
+      timeCli(["control", "events", stream.root, "--from", from, "--json"])
+        .then((run) => ok("file replay", run));
+    const copy = await fleetReplay("start", true);
     const identical = sameBytes(copy.stdout, await Deno.readFile(stream.file));
     const file: number[] = [];
     const fleet: number[] = [];
     const fileCpu: number[] = [];
     const fleetCpu: number[] = [];
     const rss: number[] = [];
+    // The fixed part: the same commands from "current", which print nothing
+    // for an ended run (start, TARGET, snapshot, exit).
+    const fileStart: number[] = [];
+    const fleetStart: number[] = [];
     for (let i = 0; i < repeats; i++) {
-      const f = ok(
-        "file replay",
-        await timeCli([
-          "control",
-          "events",
-          stream.root,
-          "--from",
-          "start",
-          "--json",
-        ]),
-      );
-      const n = ok(
-        "fleet replay",
-        await timeCli(["control", "events", target, ...fleetArgs]),
-      );
+      const f = await fileReplay("start");
+      const n = await fleetReplay("start");
+      fileStart.push((await fileReplay("current")).ms);
+      fleetStart.push((await fleetReplay("current")).ms);
       file.push(f.ms);
       fileCpu.push(f.cpuMs);
       fleet.push(n.ms);
@@ -108,7 +109,9 @@ async function main(): Promise<void> {
       progress(
         `file ${f.ms.toFixed(0)} ms, fleet ${n.ms.toFixed(0)} ms (${
           (n.rssKiB / 1024).toFixed(0)
-        } MiB RSS)`,
+        } MiB RSS); from current: file ${
+          fileStart.at(-1)!.toFixed(0)
+        } ms, fleet ${fleetStart.at(-1)!.toFixed(0)} ms`,
       );
     }
     const mbs = (ms: number) => stream.bytes / 1e6 / (ms / 1000);
@@ -126,9 +129,11 @@ async function main(): Promise<void> {
       met: rate >= TARGET_MBS && identical,
       note: `${
         (stream.bytes / 1e6).toFixed(1)
-      } MB of events.jsonl; medians (min–max) of ${repeats}, interleaved, process start included; CPU ${
-        median(fleetCpu).toFixed(0)
-      } vs ${
+      } MB of events.jsonl; medians (min–max) of ${repeats}, interleaved, process start included; of it the fixed part (the same command from \`current\`, which prints nothing for an ended run) ${
+        spread(fleetStart)
+      } ms (file: ${spread(fileStart)} ms), so ${
+        mbs(median(fleet) - median(fleetStart)).toFixed(0)
+      } MB/s streamed; CPU ${median(fleetCpu).toFixed(0)} vs ${
         median(fileCpu).toFixed(0)
       } ms; published by \`fleet join --once\` in ${
         (join_.ms / 1000).toFixed(1)

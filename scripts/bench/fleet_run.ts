@@ -18,6 +18,7 @@
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { NatsServers } from "../_harness/nats.ts";
+import { cpuSeconds } from "../_harness/proc.ts";
 import {
   benchDir,
   type BenchRow,
@@ -88,6 +89,8 @@ async function main(): Promise<void> {
     const fleet: number[] = [];
     const plainCpu: number[] = [];
     const fleetCpu: number[] = [];
+    const serverCpu: number[] = [];
+    const serverPid = servers.nodes[0]!.process!.pid;
     const stored: number[] = [];
     const exitLag: number[] = [];
     const plainExitLag: number[] = [];
@@ -97,7 +100,9 @@ async function main(): Promise<void> {
       // Alternate which goes first, so neither always runs on a warmer machine.
       for (const withFleet of i % 2 === 0 ? [false, true] : [true, false]) {
         const name = `${withFleet ? "fleet" : "plain"}-${i}`;
+        const serverBefore = await cpuSeconds([serverPid]);
         const timed = ok(`run ${name}`, await run(name, withFleet));
+        const serverMs = (await cpuSeconds([serverPid]) - serverBefore) * 1000;
         const root = join(dir, name);
         const last = await lastEvent(eventsFile(root));
         if (last?.type !== "run_finished") throw new Error(`${name}: no end`);
@@ -111,6 +116,7 @@ async function main(): Promise<void> {
         }
         fleet.push(timed.ms);
         fleetCpu.push(timed.cpuMs);
+        serverCpu.push(serverMs);
         exitLag.push(lag);
         const key = await fleetKey(root, `${stamp}-${name}`);
         const held = await fleetLast(link, key);
@@ -160,7 +166,9 @@ async function main(): Promise<void> {
           ratio(median(fleetCpu), median(plainCpu))
         } (${median(fleetCpu).toFixed(0)} vs ${
           median(plainCpu).toFixed(0)
-        } ms: the bridge runs in a worker, on the other core); exit ${
+        } ms; the bridge runs in a worker of the runner) and nats-server's ${
+          median(serverCpu).toFixed(0)
+        } ms: three busy threads for two cores; exit ${
           spread(exitLag)
         } ms after run_finished's \`at\` (without: ${
           spread(plainExitLag)
