@@ -152,6 +152,25 @@ export async function fleetLast(
   return { seq, time: last.time };
 }
 
+/**
+ * Waits until `check` says yes, looking every 20 ms.
+ *
+ * @throws when it has not within `deadlineMs`, naming `what`.
+ */
+export async function waitFor(
+  what: string,
+  check: () => Promise<boolean>,
+  deadlineMs = 30_000,
+): Promise<void> {
+  const deadline = Date.now() + deadlineMs;
+  while (!await check()) {
+    if (Date.now() > deadline) {
+      throw new Error(`${what} did not happen within ${deadlineMs / 1000} s`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 /** A state root's events file. */
 export function eventsFile(stateRoot: string): string {
   return join(stateRoot, "control", "events.jsonl");

@@ -24,20 +24,18 @@
 import { parseArgs } from "node:util";
 import { openFleetClient } from "../../lib/fleet/fleet_client.ts";
 import { NatsServers } from "../_harness/nats.ts";
-import { sleep } from "../_harness/mod.ts";
 import { type BenchRow, median, percentile, report } from "./_bench.ts";
 import { controlEvents } from "./_event_stream.ts";
-import { natsInstalled, playFleetRun } from "./_fleet.ts";
+import { natsInstalled, playFleetRun, waitFor } from "./_fleet.ts";
 import { measureFollower, RUN_ID } from "./follow_latency.ts";
 
 /** Waits until the fleet lists the run (its bridge put its snapshot). */
-async function listed(url: string, deadlineMs = 20_000): Promise<void> {
+async function listed(url: string): Promise<void> {
   await using client = await openFleetClient({ url });
-  const deadline = Date.now() + deadlineMs;
-  while ((await client.runs()).every((run) => run.run_id !== RUN_ID)) {
-    if (Date.now() > deadline) throw new Error("the bridge never put the run");
-    await sleep(50);
-  }
+  await waitFor(
+    "the fleet listing the run",
+    async () => (await client.runs()).some((run) => run.run_id === RUN_ID),
+  );
 }
 
 async function main(): Promise<void> {

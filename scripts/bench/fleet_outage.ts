@@ -34,6 +34,7 @@ import {
   sameBytes,
   spread,
   timeCli,
+  waitFor,
 } from "./_fleet.ts";
 
 const TARGET_MS = 5_000;
@@ -83,9 +84,10 @@ async function outage(
   const stop = pace(run, RATE);
   try {
     let link = await benchLink(url);
-    while (await fleetLast(link, run.key).catch(() => null) === null) {
-      await sleep(50);
-    }
+    await waitFor(
+      "the fleet holding the run's first event",
+      async () => await fleetLast(link, run.key).catch(() => null) !== null,
+    );
     const [startSeq, startAt] = [await seqOf(file), performance.now()];
     await sleep(LEAD_MS);
     const rate = (await seqOf(file) - startSeq) /
