@@ -11,7 +11,9 @@
  * own reconnect delay is not counted) until the fleet holds the event that
  * was the file's last when the server came back (the backlog), and then the
  * live edge. The run then finishes, and the fleet's copy is checked byte
- * for byte against events.jsonl (gap-free, duplicate-free).
+ * for byte against events.jsonl (gap-free, duplicate-free). Each repeat
+ * has a server of its own; one that ends by itself (a neighbour's kill on a
+ * shared machine) has its repeat done again, at most twice.
  *
  *   deno run --unstable-worker-options --allow-read --allow-write --allow-run --allow-env --allow-sys=hostname,uid,networkInterfaces --allow-net scripts/bench/fleet_outage.ts [--json] [--outage S] [--repeats N]
  *
@@ -68,12 +70,35 @@ function pace(run: PlayedRun, rate: number): () => void {
   return () => clearInterval(timer);
 }
 
+/** The server ended when this script did not end it. */
+class ServerGone extends Error {}
+
+/**
+ * A check that throws {@linkcode ServerGone} once the server's current
+ * process has ended by itself (a neighbour's kill, say; seen on a shared
+ * machine), so the repeat is done again instead of waiting for nothing.
+ */
+function watchServer(servers: NatsServers): () => void {
+  const process = servers.nodes[0]!.process!;
+  let gone: string | null = null;
+  process.status.then((status) => {
+    if (servers.nodes[0]!.process !== process) return;
+    gone = `nats-server ended by itself (${
+      status.signal ?? `exit ${status.code}`
+    })`;
+  });
+  return () => {
+    if (gone !== null) throw new ServerGone(gone);
+  };
+}
+
 async function outage(
-  servers: NatsServers,
   dir: string,
   name: string,
   outageMs: number,
 ): Promise<Outage> {
+  await using servers = await NatsServers.start(1);
+  let alive = watchServer(servers);
   const url = servers.url();
   const run = await playFleetRun(
     dir,
@@ -86,10 +111,14 @@ async function outage(
     let link = await benchLink(url);
     await waitFor(
       "the fleet holding the run's first event",
-      async () => await fleetLast(link, run.key).catch(() => null) !== null,
+      async () => {
+        alive();
+        return await fleetLast(link, run.key).catch(() => null) !== null;
+      },
     );
     const [startSeq, startAt] = [await seqOf(file), performance.now()];
     await sleep(LEAD_MS);
+    alive();
     const rate = (await seqOf(file) - startSeq) /
       ((performance.now() - startAt) / 1000);
     const before = (await fleetLast(link, run.key))!.seq;
@@ -105,11 +134,13 @@ async function outage(
     await sleep(outageMs);
     await servers.restart(0);
     const back = performance.now();
+    alive = watchServer(servers);
     const target = await seqOf(file);
     link = await benchLink(url);
     let caughtUpMs = NaN;
     let liveMs = NaN;
     while (performance.now() - back < GIVE_UP_MS) {
+      alive();
       const held = (await fleetLast(link, run.key).catch(() => null))?.seq ?? 0;
       const now = performance.now() - back;
       if (Number.isNaN(caughtUpMs) && held >= target) caughtUpMs = now;
@@ -173,11 +204,16 @@ async function main(): Promise<void> {
   const target = `within ${TARGET_MS / 1000} s of the server's return`;
   if (!natsInstalled(measure, target)) return;
   const dir = await Deno.makeTempDir({ prefix: "prompt_runner_fleet_" });
-  await using servers = await NatsServers.start(1);
   try {
     const results: Outage[] = [];
-    for (let i = 0; i < repeats; i++) {
-      results.push(await outage(servers, dir, `outage-${i}`, outageMs));
+    let again = 0;
+    for (let i = 0; results.length < repeats; i++) {
+      try {
+        results.push(await outage(dir, `outage-${i}`, outageMs));
+      } catch (error) {
+        if (!(error instanceof ServerGone) || ++again > 2) throw error;
+        progress(`outage-${i}: ${error.message}; again, on a new server`);
+      }
     }
     const caughtUp = results.map((r) => r.caughtUpMs);
     const met = results.every((r) => r.caughtUpMs <= TARGET_MS && r.identical);
