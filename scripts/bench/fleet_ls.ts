@@ -105,8 +105,11 @@ async function main(): Promise<void> {
   await using empty = await NatsServers.start(1);
   await fill(full.url(), runs);
   const link = await benchLink(empty.url());
-  await link.ensureBucket(RUNS_BUCKET, 1);
-  await link.close();
+  try {
+    await link.ensureBucket(RUNS_BUCKET, 1);
+  } finally {
+    await link.close();
+  }
   const ls = async (url: string) =>
     ok(
       "fleet ls",

@@ -21,6 +21,7 @@
  */
 
 import { parseArgs } from "node:util";
+import type { FleetLink } from "../../lib/fleet/_link.ts";
 import { NatsServers } from "../_harness/nats.ts";
 import { sleep } from "../_harness/mod.ts";
 import { type BenchRow, median, progress, report } from "./_bench.ts";
@@ -107,13 +108,15 @@ async function outage(
   );
   const file = eventsFile(run.root);
   const stop = pace(run, RATE);
+  // Closed however this ends: an open one reconnects forever.
+  let link: FleetLink | null = null;
   try {
-    let link = await benchLink(url);
+    link = await benchLink(url);
     await waitFor(
       "the fleet holding the run's first event",
       async () => {
         alive();
-        return await fleetLast(link, run.key).catch(() => null) !== null;
+        return await fleetLast(link!, run.key).catch(() => null) !== null;
       },
     );
     const [startSeq, startAt] = [await seqOf(file), performance.now()];
@@ -123,6 +126,7 @@ async function outage(
       ((performance.now() - startAt) / 1000);
     const before = (await fleetLast(link, run.key))!.seq;
     await link.close();
+    link = null;
     await servers.kill(0);
     progress(
       `${name}: ${
@@ -141,7 +145,8 @@ async function outage(
     let liveMs = NaN;
     while (performance.now() - back < GIVE_UP_MS) {
       alive();
-      const held = (await fleetLast(link, run.key).catch(() => null))?.seq ?? 0;
+      const held = (await fleetLast(link, run.key).catch(() => null))?.seq ??
+        0;
       const now = performance.now() - back;
       if (Number.isNaN(caughtUpMs) && held >= target) caughtUpMs = now;
       if (!Number.isNaN(caughtUpMs) && held >= await seqOf(file)) {
@@ -151,6 +156,7 @@ async function outage(
       await sleep(10);
     }
     await link.close();
+    link = null;
     progress(
       `${name}: backlog ${target - before} events; caught up ${
         caughtUpMs.toFixed(0)
@@ -183,6 +189,7 @@ async function outage(
     };
   } finally {
     stop();
+    await link?.close();
     await run.close();
   }
 }
