@@ -18,7 +18,6 @@ import {
   createInbox,
   credsAuthenticator,
   headers as natsHeaders,
-  type Msg,
   type MsgHdrs,
   type NatsConnection,
 } from "@nats-io/transport-node";
@@ -43,6 +42,7 @@ import type {
   StreamSpec,
 } from "./_link.ts";
 import type { LinkOptions } from "./_load.ts";
+import { NatsMessage } from "./_nats_message.ts";
 
 const SECOND_NS = 1_000_000_000;
 /** How long the fleet keeps a run's messages. */
@@ -52,39 +52,6 @@ const DUPLICATE_WINDOW_NS = 120 * SECOND_NS;
 /** How long a taken request may go unacknowledged before redelivery. */
 const ACK_WAIT_NS = 5 * SECOND_NS;
 const API_TIMEOUT_MS = 5_000;
-
-/**
- * The message as the fleet code sees it. Its headers are decoded only when
- * asked for (decoding them for every delivered event was a third of a
- * replay's time), and its body is taken once (each `msg.data` is a new
- * Buffer view): one object of a class per message, no closures.
- */
-class NatsMessage implements LinkMessage {
-  readonly #msg: Msg;
-  readonly subject: string;
-  readonly data: Uint8Array;
-  readonly reply: string;
-
-  constructor(msg: Msg) {
-    this.#msg = msg;
-    this.subject = msg.subject;
-    this.data = msg.data;
-    this.reply = msg.reply ?? "";
-  }
-
-  header(name: string): string | undefined {
-    return this.#msg.headers?.get(name) || undefined;
-  }
-
-  // A status message (heartbeat, flow control, 404, 503) has no body.
-  get status(): number {
-    return this.data.length === 0 ? this.#msg.headers?.code ?? 0 : 0;
-  }
-
-  get description(): string {
-    return this.data.length === 0 ? this.#msg.headers?.description ?? "" : "";
-  }
-}
 
 function headersOf(
   values: Record<string, string> | undefined,
