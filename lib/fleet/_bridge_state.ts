@@ -39,11 +39,17 @@ function glance(text: string): { run_id: string; status: string } | null {
 
 /**
  * Puts the run's snapshot into `PR_RUNS` until its final one is put (or the
- * bridge stops, or another run takes the state root).
+ * bridge stops, or another run takes the state root). The final one waits
+ * for the events loop (`eventsDone`), and goes as soon as it is done: the
+ * end of a run waits for it.
  */
-export async function bridgeSnapshots(run: BridgeRun): Promise<void> {
+export async function bridgeSnapshots(
+  run: BridgeRun,
+  eventsDone: Promise<unknown>,
+): Promise<void> {
   const paths = controlPaths(run.ref.state_root);
   const waker = new DirWaker(paths.dir, [basename(paths.snapshot)]);
+  eventsDone.then(() => waker.wake());
   let lastText = "";
   let lastPut = 0;
   try {
@@ -56,7 +62,7 @@ export async function bridgeSnapshots(run: BridgeRun): Promise<void> {
       const final = seen !== null && seen.status !== "running";
       const due = seen !== null &&
         (text !== lastText || Date.now() - lastPut >= HEARTBEAT_MS) &&
-        Date.now() - lastPut >= COALESCE_MS &&
+        (final || Date.now() - lastPut >= COALESCE_MS) &&
         (!final || run.progress.eventsSettled) &&
         run.session.connected;
       if (due) {

@@ -18,7 +18,6 @@ import {
   createInbox,
   credsAuthenticator,
   headers as natsHeaders,
-  type Msg,
   type MsgHdrs,
   type NatsConnection,
 } from "@nats-io/transport-node";
@@ -35,6 +34,7 @@ import type {
   StreamSpec,
 } from "./_link.ts";
 import { API_TIMEOUT_MS, NatsJetStream } from "./_nats_js.ts";
+import { NatsMessage } from "./_nats_message.ts";
 import { patiently } from "./_patience.ts";
 
 // The client removes a closed socket's listeners before it destroys it: a
@@ -46,27 +46,6 @@ globalThis.addEventListener("error", (event) => {
   const code = (event.error as { code?: unknown } | undefined)?.code;
   if (code === "ECONNRESET" || code === "EPIPE") event.preventDefault();
 });
-
-/**
- * The message as the fleet code sees it. Its headers are decoded only when
- * asked for: decoding them for every delivered event was a third of a
- * replay's time.
- */
-function messageOf(msg: Msg): LinkMessage {
-  return {
-    subject: msg.subject,
-    data: msg.data,
-    reply: msg.reply ?? "",
-    header: (name) => msg.headers?.get(name) || undefined,
-    // A status message (heartbeat, flow control, 404, 503) has no body.
-    get status() {
-      return msg.data.length === 0 ? msg.headers?.code ?? 0 : 0;
-    },
-    get description() {
-      return msg.data.length === 0 ? msg.headers?.description ?? "" : "";
-    },
-  };
-}
 
 function headersOf(
   values: Record<string, string> | undefined,
@@ -135,7 +114,7 @@ class NatsLink implements FleetLink {
   ): LinkSubscription {
     const sub = this.#nc.subscribe(subject, {
       callback: (error, msg) => {
-        if (error === null) onMessage(messageOf(msg));
+        if (error === null) onMessage(new NatsMessage(msg));
       },
     });
     return { unsubscribe: () => sub.unsubscribe() };
@@ -147,7 +126,7 @@ class NatsLink implements FleetLink {
     options: { timeoutMs: number; headers?: Record<string, string> },
   ): Promise<LinkMessage> {
     const headers = headersOf(options.headers);
-    return messageOf(
+    return new NatsMessage(
       await this.#nc.request(subject, data, {
         timeout: options.timeoutMs,
         ...(headers === undefined ? {} : { headers }),

@@ -110,10 +110,11 @@ export class Bridge {
     };
     const report = (what: string) => (error: unknown) =>
       options.warn(`The fleet bridge's ${what} stopped: ${String(error)}`);
+    const events = bridgeEvents(run).catch(report("events"));
     this.#loops = [
-      bridgeEvents(run).catch(report("events")),
+      events,
       bridgeLog(run).catch(report("log")),
-      bridgeSnapshots(run).catch(report("snapshots")),
+      bridgeSnapshots(run, events).catch(report("snapshots")),
       contracts.all().then(() => contracts.loop()).catch(report("contracts")),
       bridgeRequests(run, this.#finishing.signal, options.fault ?? null)
         .catch(report("requests")),
@@ -147,16 +148,26 @@ export class Bridge {
     const graceMs = options.graceMs ?? 5_000;
     this.#finishing.abort();
     this.progress.lastProgress = Date.now();
-    const settled = Promise.all(this.#loops);
     let done = false;
-    settled.then(() => done = true);
+    let wake = () => {};
+    Promise.all(this.#loops).then(() => {
+      done = true;
+      wake();
+    });
     while (!done) {
       const now = Date.now();
       const lastConnected = this.#session.lastConnected;
       // Connected, yet nothing moved for as long: the fleet is refusing.
       const stuck = now - this.progress.lastProgress > graceMs;
       if (now - lastConnected > graceMs || stuck) break;
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      // Woken as soon as the loops are done: a run's end waits for this.
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 50);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
     }
     return await this.#end();
   }
