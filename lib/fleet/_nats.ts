@@ -253,7 +253,7 @@ export async function openNatsLink(options: LinkOptions): Promise<FleetLink> {
         }
         throw error;
       }
-    }, patience);
+    }, { ...patience, what: "JetStream's account information" });
     return new NatsLink(nc, new NatsJetStream(nc, jsm, patience));
   } catch (error) {
     await nc.close().catch(() => {});

@@ -88,12 +88,15 @@ export class NatsJetStream {
     this.#patience = patience;
   }
 
-  #patiently<T>(work: () => Promise<T>): Promise<T> {
-    return patiently(work, this.#patience);
+  #patiently<T>(what: string, work: () => Promise<T>): Promise<T> {
+    return patiently(work, { ...this.#patience, what });
   }
 
   ensureStream(spec: StreamSpec): Promise<void> {
-    return this.#patiently(() => this.#ensureStream(spec));
+    return this.#patiently(
+      `making stream ${spec.name}`,
+      () => this.#ensureStream(spec),
+    );
   }
 
   async #ensureStream(spec: StreamSpec): Promise<void> {
@@ -128,7 +131,10 @@ export class NatsJetStream {
   }
 
   ensureBucket(name: string, replicas: number): Promise<void> {
-    return this.#patiently(() => this.#ensureBucket(name, replicas));
+    return this.#patiently(
+      `making bucket ${name}`,
+      () => this.#ensureBucket(name, replicas),
+    );
   }
 
   async #ensureBucket(name: string, replicas: number): Promise<void> {
@@ -151,8 +157,10 @@ export class NatsJetStream {
     stream: string,
     subject: string,
   ): Promise<StoredMessage | null> {
-    const message = await this.#patiently(() =>
-      orNull(this.#jsm.streams.getMessage(stream, { last_by_subj: subject }))
+    const message = await this.#patiently(
+      `reading ${subject}'s last message`,
+      () =>
+        orNull(this.#jsm.streams.getMessage(stream, { last_by_subj: subject })),
     );
     return message === null ? null : stored(message);
   }
@@ -162,11 +170,13 @@ export class NatsJetStream {
     subject: string,
     seq: number,
   ): Promise<StoredMessage | null> {
-    const message = await this.#patiently(() =>
-      orNull(this.#jsm.direct.getMessage(stream, {
-        seq,
-        next_by_subj: subject,
-      }))
+    const message = await this.#patiently(
+      `reading ${subject} from ${seq}`,
+      () =>
+        orNull(this.#jsm.direct.getMessage(stream, {
+          seq,
+          next_by_subj: subject,
+        })),
     );
     return message === null ? null : stored(message);
   }
@@ -175,22 +185,24 @@ export class NatsJetStream {
     spec: ReaderSpec,
   ): Promise<{ name: string; after: number; pending: number } | null> {
     const from = spec.from;
-    const info = await this.#patiently(() =>
-      orNull(this.#jsm.consumers.add(spec.stream, {
-        deliver_subject: spec.deliver,
-        filter_subject: spec.filter,
-        ack_policy: AckPolicy.None,
-        flow_control: true,
-        idle_heartbeat: spec.heartbeatSeconds * SECOND_NS,
-        mem_storage: true,
-        inactive_threshold: 30 * SECOND_NS,
-        ...(typeof from === "object"
-          ? {
-            deliver_policy: DeliverPolicy.StartSequence,
-            opt_start_seq: from.seq,
-          }
-          : { deliver_policy: DELIVER[from] }),
-      }))
+    const info = await this.#patiently(
+      `following ${spec.filter}`,
+      () =>
+        orNull(this.#jsm.consumers.add(spec.stream, {
+          deliver_subject: spec.deliver,
+          filter_subject: spec.filter,
+          ack_policy: AckPolicy.None,
+          flow_control: true,
+          idle_heartbeat: spec.heartbeatSeconds * SECOND_NS,
+          mem_storage: true,
+          inactive_threshold: 30 * SECOND_NS,
+          ...(typeof from === "object"
+            ? {
+              deliver_policy: DeliverPolicy.StartSequence,
+              opt_start_seq: from.seq,
+            }
+            : { deliver_policy: DELIVER[from] }),
+        })),
     );
     if (info === null) return null;
     return {
@@ -209,7 +221,10 @@ export class NatsJetStream {
     key: string,
   ): Promise<{ value: Uint8Array; time: number; revision: number } | null> {
     const kv = await this.#bucket(bucket);
-    const entry = await this.#patiently(() => orNull(kv.get(key)));
+    const entry = await this.#patiently(
+      `reading ${bucket}/${key}`,
+      () => orNull(kv.get(key)),
+    );
     if (entry === null || entry.operation !== "PUT") return null;
     return {
       value: entry.value,
@@ -220,7 +235,7 @@ export class NatsJetStream {
 
   async kvPut(bucket: string, key: string, value: Uint8Array): Promise<void> {
     const kv = await this.#bucket(bucket);
-    await this.#patiently(() => kv.put(key, value));
+    await this.#patiently(`putting ${bucket}/${key}`, () => kv.put(key, value));
   }
 
   async *takeQueued(
@@ -229,19 +244,23 @@ export class NatsJetStream {
     filter: string,
     signal: AbortSignal,
   ): AsyncIterable<QueuedMessage> {
-    await this.#patiently(() =>
-      this.#jsm.consumers.add(stream, {
-        durable_name: durable,
-        filter_subject: filter,
-        ack_policy: AckPolicy.Explicit,
-        ack_wait: ACK_WAIT_NS,
-        deliver_policy: DeliverPolicy.All,
-      }).catch(async (error) => {
-        if (await this.#jsm.consumers.info(stream, durable).catch(() => null)) {
-          return;
-        }
-        throw error;
-      })
+    await this.#patiently(
+      `taking the requests on ${filter}`,
+      () =>
+        this.#jsm.consumers.add(stream, {
+          durable_name: durable,
+          filter_subject: filter,
+          ack_policy: AckPolicy.Explicit,
+          ack_wait: ACK_WAIT_NS,
+          deliver_policy: DeliverPolicy.All,
+        }).catch(async (error) => {
+          if (
+            await this.#jsm.consumers.info(stream, durable).catch(() => null)
+          ) {
+            return;
+          }
+          throw error;
+        }),
     );
     const consumer = await jetstream(this.#nc).consumers.get(stream, durable);
     const messages = await consumer.consume({ max_messages: 16 });

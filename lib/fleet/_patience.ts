@@ -32,9 +32,13 @@ export function isTransient(error: unknown): boolean {
 }
 
 /** The error of a fleet that did not answer in time. */
-export function noAnswerError(shown: string, cause: unknown): StateError {
+export function noAnswerError(
+  shown: string,
+  cause: unknown,
+  what?: string,
+): StateError {
   return new StateError(
-    `The fleet at ${shown} did not answer: ${
+    `The fleet at ${shown} did not answer${what ? ` (${what})` : ""}: ${
       maskFleetSecrets(errorText(cause))
     }`,
     {
@@ -54,7 +58,7 @@ export function noAnswerError(shown: string, cause: unknown): StateError {
  */
 export async function patiently<T>(
   work: () => Promise<T>,
-  options: { patienceMs: number; shown: string },
+  options: { patienceMs: number; shown: string; what?: string },
 ): Promise<T> {
   const deadline = Date.now() + options.patienceMs;
   for (let attempt = 0;; attempt++) {
@@ -64,7 +68,7 @@ export async function patiently<T>(
       if (!isTransient(error)) throw error;
       const pause = PAUSES_MS[Math.min(attempt, PAUSES_MS.length - 1)]!;
       if (Date.now() + pause >= deadline) {
-        throw noAnswerError(options.shown, error);
+        throw noAnswerError(options.shown, error, options.what);
       }
       await new Promise((resolve) => setTimeout(resolve, pause));
     }

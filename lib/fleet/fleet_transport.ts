@@ -269,7 +269,7 @@ export class FleetTransport implements Transport, ContractTransport {
             timeoutMs: 5_000,
             headers: { "Nats-Msg-Id": request.id },
           }),
-        { patienceMs: 20_000, shown: this.#shown },
+        { patienceMs: 20_000, shown: this.#shown, what: "taking a request" },
       );
     } catch (error) {
       if (error instanceof StateError) throw error;

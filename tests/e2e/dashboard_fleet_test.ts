@@ -295,7 +295,7 @@ Deno.test({
       );
       assert.match(
         down,
-        /The fleet at nats:\/\/ops:\*\*\*@127\.0\.0\.1:\d+ did not answer: /,
+        /The fleet at nats:\/\/ops:\*\*\*@127\.0\.0\.1:\d+ did not answer( \([^)]*\))?: /,
       );
       phase = "after";
       const before = Math.max(...rows.map((row) => row.elapsed_ms));
