@@ -32,6 +32,16 @@ interface InFlight {
 }
 
 const decoder = new TextDecoder();
+/** How a JetStream acknowledgement of a stored message starts. */
+const STORED = new TextEncoder().encode('{"stream":');
+
+function startsWith(bytes: Uint8Array, prefix: Uint8Array): boolean {
+  if (bytes.length < prefix.length) return false;
+  for (let i = 0; i < prefix.length; i++) {
+    if (bytes[i] !== prefix[i]) return false;
+  }
+  return true;
+}
 const CHECK_MS = 250;
 
 /** Options for an {@linkcode OrderedPublisher}. */
@@ -51,7 +61,9 @@ export class OrderedPublisher {
   #inbox = "";
   #sub: LinkSubscription | null = null;
   #next = 0;
+  /** The messages in flight, oldest first, from `#head` on. */
   #flight: InFlight[] = [];
+  #head = 0;
   #byToken = new Map<number, InFlight>();
   #failure: PublishStopped | null = null;
   #waiters: Array<() => void> = [];
@@ -83,7 +95,7 @@ export class OrderedPublisher {
 
   /** Messages sent and not yet acknowledged. */
   get inFlight(): number {
-    return this.#flight.length;
+    return this.#flight.length - this.#head;
   }
 
   /**
@@ -94,6 +106,7 @@ export class OrderedPublisher {
   restart(lastSeq: number): void {
     this.#sub?.unsubscribe();
     this.#flight = [];
+    this.#head = 0;
     this.#byToken.clear();
     this.#inbox = this.#link.inbox();
     this.#sub = this.#link.subscribe(
@@ -136,14 +149,19 @@ export class OrderedPublisher {
       );
       return;
     }
-    let answer: { error?: { description?: string; code?: number } };
-    try {
-      answer = JSON.parse(decoder.decode(message.data));
-    } catch {
-      this.#fail("the fleet's acknowledgement is not JSON");
-      return;
-    }
-    if (answer.error !== undefined) {
+    // An acknowledgement names the stream first; anything else is read.
+    if (!startsWith(message.data, STORED)) {
+      let answer: { error?: { description?: string; code?: number } };
+      try {
+        answer = JSON.parse(decoder.decode(message.data));
+      } catch {
+        this.#fail("the fleet's acknowledgement is not JSON");
+        return;
+      }
+      if (answer.error === undefined) {
+        this.#fail("the fleet's acknowledgement names no stream");
+        return;
+      }
       this.#fail(
         `the fleet refused a message: ${
           answer.error.description ?? `error ${answer.error.code}`
@@ -154,15 +172,22 @@ export class OrderedPublisher {
     entry.acked = true;
     this.#byToken.delete(token);
     let freed = false;
-    while (this.#flight.length > 0 && this.#flight[0]!.acked) {
-      this.#flight.shift();
+    while (
+      this.#head < this.#flight.length && this.#flight[this.#head]!.acked
+    ) {
+      this.#head++;
       freed = true;
     }
-    if (freed) this.#wake();
+    if (this.#head > 1024 && this.#head * 2 > this.#flight.length) {
+      this.#flight = this.#flight.slice(this.#head);
+      this.#head = 0;
+    }
+    // A sender waits for half the window: its next sends leave together.
+    if (freed && this.inFlight <= this.#window / 2) this.#wake();
   }
 
   #check(): void {
-    const head = this.#flight[0];
+    const head = this.#flight[this.#head];
     if (head !== undefined && Date.now() - head.sentAt > this.#timeoutMs) {
       this.#fail(
         `no acknowledgement from the fleet within ${this.#timeoutMs / 1000} s`,
@@ -183,7 +208,7 @@ export class OrderedPublisher {
    */
   trySend(data: Uint8Array, msgId: string): boolean {
     if (this.#failure !== null) throw this.#failure;
-    if (this.#flight.length >= this.#window) return false;
+    if (this.inFlight >= this.#window) return false;
     const token = this.#next++;
     const headers: Record<string, string> = { "Nats-Msg-Id": msgId };
     if (this.#guard !== null) {
@@ -206,12 +231,13 @@ export class OrderedPublisher {
   }
 
   /**
-   * Waits until the window has a place.
+   * Waits until the window is half empty (so that the sends that follow
+   * leave in one write, not one write each).
    *
    * @throws {PublishStopped} when the publisher stopped first.
    */
   async room(): Promise<void> {
-    while (this.#failure === null && this.#flight.length >= this.#window) {
+    while (this.#failure === null && this.inFlight > this.#window / 2) {
       await this.#wait();
     }
     if (this.#failure !== null) throw this.#failure;
@@ -232,7 +258,7 @@ export class OrderedPublisher {
    * @throws {PublishStopped} when the publisher stopped first.
    */
   async drain(): Promise<void> {
-    while (this.#failure === null && this.#flight.length > 0) {
+    while (this.#failure === null && this.inFlight > 0) {
       await this.#wait();
     }
     if (this.#failure !== null) throw this.#failure;
