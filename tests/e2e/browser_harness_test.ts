@@ -187,7 +187,7 @@ async function sources(dir: string): Promise<string[]> {
   return found;
 }
 
-Deno.test("puppeteer-core is a test-only dependency: only the browser harness imports it, pinned", async () => {
+Deno.test("the test-only npm packages (puppeteer-core; the NATS JWT and nkeys tools) are imported only where named, pinned, and never by the product", async () => {
   const files = [
     "main.ts",
     "mod.ts",
@@ -208,7 +208,9 @@ Deno.test("puppeteer-core is a test-only dependency: only the browser harness im
   assert.deepEqual(importers.sort(), [
     "scripts/_harness/browser.ts: npm:puppeteer-core@25.16.0",
     "scripts/_harness/browser_page.ts: npm:puppeteer-core@25.16.0",
+    "tests/e2e/fleet_creds_test.ts: npm:@nats-io/jwt@0.0.11",
+    "tests/e2e/fleet_creds_test.ts: npm:@nats-io/nkeys@2.0.3",
   ]);
   const config = await Deno.readTextFile(join(ROOT, "deno.json"));
-  assert.doesNotMatch(config, /puppeteer|playwright/);
+  assert.doesNotMatch(config, /puppeteer|playwright|@nats-io\/(jwt|nkeys)/);
 });
