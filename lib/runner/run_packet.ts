@@ -225,7 +225,13 @@ class PacketRun {
    * a resumed run continues after them.
    */
   #settleDeadAttempts(): void {
-    settleDeadAttempts(this.#ctx.state, new Date().toISOString());
+    const ctx = this.#ctx;
+    settleDeadAttempts(ctx.state, new Date().toISOString());
+    for (const [id, entry] of Object.entries(ctx.state.prompts)) {
+      if (entry.status === "completed" && entry.run_id === ctx.runId) {
+        this.#doneBefore.add(id);
+      }
+    }
   }
 
   /**
