@@ -369,7 +369,7 @@ Deno.test({
       const lines = ls.stdout.trim().split("\n").filter(Boolean);
       return lines.length === 3 ? lines.map((line) => JSON.parse(line)) : null;
     });
-    const m2 = runs.find((run) => run.node === "m2");
+    const m2 = runs.find((run) => run.node === "m2" && run.run_id === "twin");
     const address = `fleet:m2/${m2.root}/twin`;
 
     const none = await runCli(
