@@ -2,7 +2,9 @@
  * Real NATS servers for the fleet's tests and benchmarks: Debian's
  * `nats-server` with JetStream, one node or a cluster on 127.0.0.1, on free
  * ports with stores in a temporary directory, started, killed, stopped and
- * started again by the caller, and removed with everything they wrote.
+ * started again by the caller, and removed with everything they wrote
+ * (`PROMPT_RUNNER_KEEP_NATS_LOGS=DIR` keeps their logs there, to look into
+ * a failure).
  *
  * @module
  */
@@ -36,13 +38,30 @@ export interface NatsOptions {
   env?: Record<string, string>;
 }
 
-/** A free TCP port on 127.0.0.1 (free when asked). */
+/**
+ * A free TCP port on 127.0.0.1 (free when asked), drawn at random below the
+ * kernel's ephemeral range: a port the kernel hands to some other test's
+ * `listen(0)` or connection between this call and the server's bind would
+ * otherwise be a real risk in a suite of parallel tests.
+ */
 export function freePort(): number {
+  for (let tries = 0; tries < 200; tries++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    try {
+      Deno.listen({ hostname: "127.0.0.1", port }).close();
+      return port;
+    } catch {
+      // Taken: another.
+    }
+  }
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const port = (listener.addr as Deno.NetAddr).port;
   listener.close();
   return port;
 }
+
+/** A server that did not come up as ours (its port was taken meanwhile). */
+class NotOurs extends Error {}
 
 /** The `nats-server` binary the fleet tests start, or `null` when none is installed. */
 export const NATS_SERVER: string | null = onPath("nats-server");
@@ -72,16 +91,33 @@ export class NatsServers implements AsyncDisposable {
     this.#env = env;
   }
 
-  /** Starts `count` servers (a cluster when more than one) and waits until JetStream is ready. */
+  /**
+   * Starts `count` servers (a cluster when more than one) and waits until
+   * JetStream is ready; on other ports, when a port was taken meanwhile.
+   */
   static async start(
     count = 1,
     options: NatsOptions = {},
   ): Promise<NatsServers> {
+    for (let attempt = 1;; attempt++) {
+      try {
+        return await NatsServers.#start(count, options);
+      } catch (error) {
+        if (!(error instanceof NotOurs) || attempt === 3) throw error;
+      }
+    }
+  }
+
+  static async #start(
+    count: number,
+    options: NatsOptions,
+  ): Promise<NatsServers> {
     const dir = await Deno.makeTempDir({ prefix: "prompt_runner_nats_" });
     const nodes: NatsNode[] = [];
+    const tag = crypto.randomUUID().slice(0, 8);
     for (let i = 1; i <= count; i++) {
       nodes.push({
-        name: `n${i}`,
+        name: `n${i}-${tag}`,
         port: freePort(),
         httpPort: freePort(),
         clusterPort: count > 1 ? freePort() : 0,
@@ -143,19 +179,33 @@ export class NatsServers implements AsyncDisposable {
     return `nats://${nodes.map((n) => `127.0.0.1:${n.port}`).join(",")}`;
   }
 
-  /** Waits until node `index` says it is healthy (JetStream included). */
+  /**
+   * Waits until node `index` says it is healthy (JetStream included), and
+   * that it is ours: our process, still running, serving its own name.
+   *
+   * @throws {NotOurs} when it is not (a port was taken meanwhile).
+   */
   async ready(index: number, timeoutMs = 30_000): Promise<void> {
     const node = this.nodes[index]!;
     const deadline = Date.now() + timeoutMs;
+    let exited = false;
+    node.process?.status.then(() => exited = true);
     for (;;) {
+      if (exited) throw new NotOurs(`nats-server ${node.name} exited`);
       try {
-        const response = await fetch(
-          `http://127.0.0.1:${node.httpPort}/healthz`,
-        );
-        const ok = response.ok;
-        await response.body?.cancel();
-        if (ok) return;
-      } catch {
+        const health = await fetch(`http://127.0.0.1:${node.httpPort}/healthz`);
+        const ok = health.ok;
+        await health.body?.cancel();
+        if (ok) {
+          const varz = await fetch(`http://127.0.0.1:${node.httpPort}/varz`);
+          const info = await varz.json();
+          if (info.server_name !== node.name || info.port !== node.port) {
+            throw new NotOurs(`port ${node.httpPort} serves another server`);
+          }
+          return;
+        }
+      } catch (error) {
+        if (error instanceof NotOurs) throw error;
         // Not listening yet.
       }
       if (Date.now() > deadline) {
@@ -200,6 +250,15 @@ export class NatsServers implements AsyncDisposable {
   /** Stops every node and removes their stores. */
   async [Symbol.asyncDispose](): Promise<void> {
     for (let i = 0; i < this.nodes.length; i++) await this.kill(i, "SIGTERM");
+    const keep = Deno.env.get("PROMPT_RUNNER_KEEP_NATS_LOGS");
+    if (keep) {
+      for (const node of this.nodes) {
+        await Deno.copyFile(
+          join(this.dir, `${node.name}.log`),
+          join(keep, `${node.name}.log`),
+        ).catch(() => {});
+      }
+    }
     await Deno.remove(this.dir, { recursive: true }).catch(() => {});
   }
 }
