@@ -36,6 +36,8 @@ const DUPLICATE_WINDOW_NS = 120 * SECOND_NS;
 const ACK_WAIT_NS = 5 * SECOND_NS;
 /** How long one JetStream call may take. */
 export const API_TIMEOUT_MS = 5_000;
+/** How long a whole stream takes to answer a direct get, at most. */
+const PROBE_TIMEOUT_MS = 1_000;
 
 function stored(message: StoredMsg): StoredMessage {
   return {
@@ -75,6 +77,8 @@ export class NatsJetStream {
   readonly #jsm: JetStreamManager;
   readonly #kvm: Kvm;
   readonly #buckets = new Map<string, Promise<KV>>();
+  /** The streams known to be whole (see `#whole`). */
+  readonly #wholeStreams = new Set<string>();
   readonly #patience: { patienceMs: number; shown: string };
 
   constructor(
@@ -153,14 +157,48 @@ export class NatsJetStream {
     }
   }
 
+  /**
+   * Whether `stream` is whole, so that its leader may be asked for a
+   * message: `false` when it does not exist.
+   *
+   * nats-server before 2.9.15 (Debian's is 2.9.10) lists a new stream
+   * before it has made its store, and a `STREAM.MSG.GET` in between
+   * crashes the server (a nil store). Its info is safe to ask, and a
+   * stream answers direct gets only once its store is made: so a stream
+   * that exists is whole once a direct get is answered, even "no such
+   * message"; until then it is being made, which passes by itself.
+   *
+   * @throws {Error} a transient error while it is being made.
+   */
+  async #whole(stream: string): Promise<boolean> {
+    if (this.#wholeStreams.has(stream)) return true;
+    const info = await orNull(this.#jsm.streams.info(stream));
+    if (info === null) return false;
+    // One that takes no direct gets cannot be asked; it was made whole by
+    // someone else, long ago.
+    if (info.config.allow_direct) {
+      await this.#nc.request(
+        `$JS.API.DIRECT.GET.${stream}`,
+        JSON.stringify({ seq: 1 }),
+        { timeout: PROBE_TIMEOUT_MS },
+      );
+    }
+    this.#wholeStreams.add(stream);
+    return true;
+  }
+
   async lastMessage(
     stream: string,
     subject: string,
   ): Promise<StoredMessage | null> {
     const message = await this.#patiently(
       `reading ${subject}'s last message`,
-      () =>
-        orNull(this.#jsm.streams.getMessage(stream, { last_by_subj: subject })),
+      async () =>
+        await this.#whole(stream)
+          ? orNull(
+            this.#jsm.streams.getMessage(stream, { last_by_subj: subject }),
+          )
+          : null,
     );
     return message === null ? null : stored(message);
   }
@@ -172,11 +210,13 @@ export class NatsJetStream {
   ): Promise<StoredMessage | null> {
     const message = await this.#patiently(
       `reading ${subject} from ${seq}`,
-      () =>
-        orNull(this.#jsm.direct.getMessage(stream, {
-          seq,
-          next_by_subj: subject,
-        })),
+      async () =>
+        await this.#whole(stream)
+          ? orNull(this.#jsm.direct.getMessage(stream, {
+            seq,
+            next_by_subj: subject,
+          }))
+          : null,
     );
     return message === null ? null : stored(message);
   }
@@ -223,7 +263,8 @@ export class NatsJetStream {
     const kv = await this.#bucket(bucket);
     const entry = await this.#patiently(
       `reading ${bucket}/${key}`,
-      () => orNull(kv.get(key)),
+      async () =>
+        await this.#whole(`KV_${bucket}`) ? orNull(kv.get(key)) : null,
     );
     if (entry === null || entry.operation !== "PUT") return null;
     return {

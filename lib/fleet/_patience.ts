@@ -21,12 +21,15 @@ export function isTransient(error: unknown): boolean {
     return false;
   }
   if (
-    e?.name === "TimeoutError" || e?.name === "NoRespondersError" ||
+    e?.name === "TimeoutError" || e?.name === "NoResponders" ||
+    e?.name === "NoRespondersError" ||
     e?.name === "RequestError"
   ) {
     return true;
   }
   if (e?.code === 503 || e?.code === 408) return true;
+  // A consumer asked of a stream still being made (or being stopped).
+  if (/\binvalid stream\b/i.test(e?.message ?? "")) return true;
   return /timeout|timed out|no responders|no (meta )?leader|leader(ship)? (is )?not|temporarily unavailable|not available|connection (closed|disconnected)/i
     .test(e?.message ?? "");
 }

@@ -4,7 +4,7 @@
  * ports with stores in a temporary directory, started, killed, stopped and
  * started again by the caller, and removed with everything they wrote
  * (`PROMPT_RUNNER_KEEP_NATS_LOGS=DIR` keeps their logs there, to look into
- * a failure).
+ * a failure; `PROMPT_RUNNER_NATS_TRACE=1` makes them log every message).
  *
  * @module
  */
@@ -26,6 +26,8 @@ export interface NatsNode {
   config: string;
   /** The process, while it runs. */
   process: Deno.ChildProcess | null;
+  /** How it ended when nobody stopped it (a crash), or `undefined`. */
+  crashed?: Deno.CommandStatus;
 }
 
 /** Options for the servers. */
@@ -155,7 +157,8 @@ export class NatsServers implements AsyncDisposable {
       for (let i = 0; i < nodes.length; i++) servers.#spawn(i);
       for (let i = 0; i < nodes.length; i++) await servers.ready(i);
     } catch (error) {
-      await servers[Symbol.asyncDispose]();
+      // A node that could not start (its port taken) ended by itself.
+      await servers[Symbol.asyncDispose]().catch(() => {});
       throw error;
     }
     return servers;
@@ -165,12 +168,28 @@ export class NatsServers implements AsyncDisposable {
     const node = this.nodes[index]!;
     if (NATS_SERVER === null) throw new Error("nats-server is not installed");
     node.process = new Deno.Command(NATS_SERVER, {
-      args: ["-c", node.config, "-l", join(this.dir, `${node.name}.log`)],
+      args: [
+        "-c",
+        node.config,
+        "-l",
+        join(this.dir, `${node.name}.log`),
+        ...(Deno.env.get("PROMPT_RUNNER_NATS_TRACE") === "1" ? ["-DV"] : []),
+      ],
       env: this.#env,
       stdin: "null",
       stdout: "null",
-      stderr: "null",
+      stderr: "piped",
     }).spawn();
+    // What it says on stderr (a panic) goes to its log, kept with it.
+    const log = Deno.openSync(join(this.dir, `${node.name}.log`), {
+      append: true,
+      create: true,
+    });
+    node.process.stderr.pipeTo(log.writable).catch(() => {});
+    const process = node.process;
+    process.status.then((status) => {
+      if (node.process === process) node.crashed = status;
+    });
   }
 
   /** The URL of node `index`, or of every node when absent. */
@@ -247,9 +266,30 @@ export class NatsServers implements AsyncDisposable {
     for (const index of started) await this.ready(index);
   }
 
-  /** Stops every node and removes their stores. */
+  /**
+   * Stops every node and removes their stores.
+   *
+   * @throws {Error} when a node ended by itself meanwhile (a crash is a
+   * failure of the test, whatever else it saw), with the end of its log.
+   */
   async [Symbol.asyncDispose](): Promise<void> {
     for (let i = 0; i < this.nodes.length; i++) await this.kill(i, "SIGTERM");
+    const crashes: string[] = [];
+    for (const node of this.nodes) {
+      if (node.crashed === undefined) continue;
+      const log = await Deno.readTextFile(join(this.dir, `${node.name}.log`))
+        .catch(() => "");
+      crashes.push(
+        `nats-server ${node.name} ended by itself (exit ${node.crashed.code}${
+          node.crashed.signal ? `, ${node.crashed.signal}` : ""
+        }); the end of its log:\n${log.split("\n").slice(-30).join("\n")}`,
+      );
+    }
+    await this.#keepLogsAndRemove();
+    if (crashes.length > 0) throw new Error(crashes.join("\n\n"));
+  }
+
+  async #keepLogsAndRemove(): Promise<void> {
     const keep = Deno.env.get("PROMPT_RUNNER_KEEP_NATS_LOGS");
     if (keep) {
       for (const node of this.nodes) {

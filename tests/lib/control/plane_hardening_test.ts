@@ -498,7 +498,7 @@ Deno.test("outcomes/ swapped for a link again and again by another process while
   const swapper = new Deno.Command("bash", {
     args: [
       "-c",
-      `end=$((SECONDS + 60)); i=0
+      `end=$((SECONDS + 60)); i=0; : > "$1/ready"
        while [ ! -e "$1/stop" ] && [ $SECONDS -lt $end ]; do
          mv "$2" "$2.$i" 2>/dev/null && ln -s "$3" "$2" 2>/dev/null
          i=$((i + 1))
@@ -603,7 +603,7 @@ Deno.test("links planted at control/snapshot.json by another process while it is
   const planter = new Deno.Command("bash", {
     args: [
       "-c",
-      `end=$((SECONDS + 60)); i=0
+      `end=$((SECONDS + 60)); i=0; : > "$1/ready"
        while [ ! -e "$1/stop" ] && [ $SECONDS -lt $end ]; do
          i=$((i + 1))
          if [ -L "$2" ]; then continue; fi
@@ -620,8 +620,21 @@ Deno.test("links planted at control/snapshot.json by another process while it is
     stdout: "null",
     stderr: "null",
   }).spawn();
+  const plants = async () =>
+    (await Deno.readTextFile(join(root.dir, "plants")).catch(() => ""))
+      .split("\n").filter(Boolean).length;
   try {
-    for (let i = 0; i < 300; i++) {
+    // The rewrites race a planter that runs (bash starts slowly on a busy
+    // machine), for 300 rewrites and until it planted a few links.
+    const deadline = Date.now() + 20_000;
+    while (!(await Deno.lstat(join(root.dir, "ready")).catch(() => null))) {
+      if (Date.now() > deadline) throw new Error("the planter did not start");
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    for (let i = 0;; i++) {
+      const enough = i >= 300 && i % 50 === 0 &&
+        (await plants() >= 3 || Date.now() > deadline);
+      if (enough) break;
       await plane.viewChanged({
         log_mode: i % 2 === 0 ? "verbose" : "compact",
         tool_output: "summary",
@@ -638,9 +651,7 @@ Deno.test("links planted at control/snapshot.json by another process while it is
     "untouched\n",
   );
   assert.deepEqual(await canaryNames(canary), ["bait.txt"]);
-  const planted = (await Deno.readTextFile(join(root.dir, "plants")).catch(
-    () => "",
-  )).split("\n").filter(Boolean).length;
+  const planted = await plants();
   const refusals = (await readJsonl<LogEntry>(root.paths.log)).filter((e) =>
     e.command === "link_refused" && e.params.path === "control/snapshot.json"
   );
