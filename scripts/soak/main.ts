@@ -2,7 +2,8 @@
 /**
  * Endurance: a simulated packet streams for minutes on both steering lanes
  * while, through the real CLI, 8 writers send view changes, steers and
- * amendments, 4 followers follow the events, 2 pollers read the status, and
+ * amendments (and, through the client API, a burst of steers spends one
+ * prompt's steer budget), 4 followers follow the events, 2 pollers read the status, and
  * a killer SIGKILLs the runner at random moments and resumes it
  * (`run --resume`), starting a fresh run whenever one completes. Then the
  * state root is audited: one receipt and one final log entry per request,
@@ -38,7 +39,7 @@ import {
   reportViolations,
   sleep,
 } from "../_harness/mod.ts";
-import { follower, poller, writer } from "./actors/clients.ts";
+import { follower, overspender, poller, writer } from "./actors/clients.ts";
 import { killer, waitUntil } from "./actors/killer.ts";
 import { checkFollowerCoverage, FollowTracker } from "./audits/reads.ts";
 import {
@@ -76,10 +77,10 @@ async function soakOnce(
   for (let f = 0; f < FOLLOWERS; f++) soak.trackers.push(new FollowTracker());
   const followers = soak.trackers.map((_, f) => follower(soak, f));
   const pollers = Array.from({ length: POLLERS }, () => poller(soak));
-  const writers = Array.from(
-    { length: WRITERS },
-    (_, w) => writer(soak, w + 1),
-  );
+  const writers = [
+    ...Array.from({ length: WRITERS }, (_, w) => writer(soak, w + 1)),
+    overspender(soak),
+  ];
   await killer(soak, first, deadline, kills);
   soak.progress("the last run ended; stopping writers and pollers");
   soak.stopWriters = true;

@@ -5,11 +5,71 @@
  * @module
  */
 
+import { requestOutcome } from "../../../lib/control/request_outcome.ts";
+import { steer } from "../../../lib/control/steer.ts";
 import { readSnapshotFile } from "../../_audit/mod.ts";
 import { LineReader, readAll, Rng, sleep } from "../../_harness/mod.ts";
 import { checkStatusRead } from "../audits/reads.ts";
-import { poolName, poolToken, PROMPTS } from "../packet.ts";
+import { MAX_STEERS, poolName, poolToken, PROMPTS } from "../packet.ts";
 import type { Soak } from "../state.ts";
+
+/**
+ * Spends the steer budget of one running prompt at once: its budget and two
+ * more steers put in place together, through the client API, at the prompt
+ * in progress, again until one of them is refused for the budget (a burst
+ * that meets a killed runner, or a prompt that ends first, is refused for
+ * that instead). The writers' steers reach the budget only when the machine
+ * lets them come fast enough; these make sure the budget's refusal is
+ * exercised, and audited like any other steer.
+ */
+export async function overspender(soak: Soak): Promise<void> {
+  while (!soak.stopWriters) {
+    const snap = await readSnapshotFile(soak.stateRoot);
+    const runId = snap?.run_id;
+    const promptId = snap?.prompt_id;
+    if (
+      snap?.status !== "running" || typeof runId !== "string" ||
+      typeof promptId !== "string"
+    ) {
+      await sleep(50);
+      continue;
+    }
+    const ref = { state_root: soak.stateRoot, run_id: runId };
+    const sent = await Promise.allSettled(
+      Array.from(
+        { length: MAX_STEERS + 2 },
+        (_, n) =>
+          steer(ref, `soak budget n${n}: keep the notes short`, {
+            promptId,
+            author: "soak-budget",
+          }),
+      ),
+    );
+    const ids: string[] = [];
+    for (const result of sent) {
+      soak.counts.requests++;
+      if (result.status === "fulfilled") {
+        ids.push(result.value.request_id);
+        soak.acked.set(result.value.request_id, "steer");
+        soak.counts.acked++;
+      } else {
+        soak.counts.refused++;
+      }
+    }
+    for (const id of ids) {
+      for (;;) {
+        const outcome = await requestOutcome(ref, id).catch(() => null);
+        if (outcome?.final) {
+          if (/budget spent/.test(outcome.reason ?? "")) return;
+          break;
+        }
+        if (soak.stopWriters) return;
+        await sleep(100);
+      }
+    }
+    await sleep(500);
+  }
+}
 
 export async function writer(soak: Soak, w: number): Promise<void> {
   const rng = new Rng(soak.seed + 1000 + w);
