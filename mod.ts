@@ -34,7 +34,7 @@ export {
   type RunPacketOptions,
   type RunResult,
 } from "./lib/runner/mod.ts";
-export type { PromptStatus } from "./lib/status/mod.ts";
+export type { PromptStatus, VerifierCounts } from "./lib/status/mod.ts";
 
 // Watching a run.
 export {

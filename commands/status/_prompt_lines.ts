@@ -7,7 +7,11 @@
  */
 
 import { paint, stripAnsi, terminalSafe } from "../../lib/render/mod.ts";
-import type { StateFile, StatusRollup } from "../../lib/status/mod.ts";
+import type {
+  StateFile,
+  StatusRollup,
+  VerifierCounts,
+} from "../../lib/status/mod.ts";
 
 /** One prompt, where it stands. */
 export interface PromptRow {
@@ -22,12 +26,7 @@ export interface PromptRow {
   /** The modes of its attempts in the run that last touched it. */
   attempts: string[];
   /** Its last verification, counted (`null`: none). */
-  verifier: {
-    passed: boolean;
-    items: number;
-    failures: number;
-    faults: number;
-  } | null;
+  verifier: VerifierCounts | null;
 }
 
 /** Each prompt of a packet, where `state.json` says it stands. */

@@ -17,7 +17,11 @@ import type { Snapshot } from "../control/snapshot.ts";
 import type { AttemptMode } from "../shared/events.ts";
 import { isRecord } from "../shared/is_record.ts";
 import { comparePromptIds } from "../shared/prompt_id.ts";
-import type { PromptStatus, StateFile } from "../status/state_file.ts";
+import type {
+  PromptStatus,
+  StateFile,
+  VerifierCounts,
+} from "../status/state_file.ts";
 import { statusRollup } from "../status/status_rollup.ts";
 import type {
   LastEvent,
@@ -49,12 +53,7 @@ export interface FleetPromptStatus {
   /** The modes of its attempts in this run, oldest first. */
   attempts: AttemptMode[];
   /** Its last verification in this run, counted (`null`: none). */
-  verifier: {
-    passed: boolean;
-    items: number;
-    failures: number;
-    faults: number;
-  } | null;
+  verifier: VerifierCounts | null;
 }
 
 /** Where a fleet run stands, as `prompt_runner status fleet:…` shows it. */

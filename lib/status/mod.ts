@@ -12,6 +12,7 @@ export {
   type PromptStatus,
   readState,
   type StateFile,
+  type VerifierCounts,
 } from "./state_file.ts";
 export { type GatherOptions, gatherStatus } from "./gather_status.ts";
 export {

@@ -36,6 +36,18 @@ export type PromptStatus =
   | "blocked"
   | "interrupted";
 
+/** A prompt's last verification, counted. */
+export interface VerifierCounts {
+  /** Whether it passed. */
+  passed: boolean;
+  /** How many items it checked. */
+  items: number;
+  /** How many failed. */
+  failures: number;
+  /** How many faulted. */
+  faults: number;
+}
+
 /** What an attempt's agent reported using. */
 export interface AttemptUsage {
   /** Input tokens. */
