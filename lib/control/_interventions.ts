@@ -24,6 +24,8 @@ export interface InterventionRecord {
   /** The provider whose lane delivered it (the line's `lane` field). */
   provider: string | null;
   delivery: string | undefined;
+  /** What delivered it: the agent's acknowledgement (`turn_steer`, …). */
+  mechanism: string | undefined;
   run_id: string;
   request_id: string;
 }
@@ -45,6 +47,7 @@ export async function recordIntervention(
       text: record.text,
       lane: record.provider,
       delivery: record.delivery,
+      mechanism: record.mechanism,
       run_id: record.run_id,
       request_id: record.request_id,
     }),

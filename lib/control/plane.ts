@@ -245,6 +245,7 @@ export class ControlPlane implements RunHooks {
             text: steer.text,
             provider: result.provider,
             delivery: result.delivery,
+            mechanism: result.mechanism,
             run_id: ctx.runId,
             request_id: steer.request_id,
           })
@@ -268,7 +269,11 @@ export class ControlPlane implements RunHooks {
         request_id: steer.request_id,
         command: "steer",
         params: result.delivered
-          ? { text: steer.text, delivery: result.delivery }
+          ? {
+            text: steer.text,
+            delivery: result.delivery,
+            mechanism: result.mechanism,
+          }
           : { text: steer.text },
         author: steer.author,
         outcome: result.delivered ? "applied" : "rejected",

@@ -171,6 +171,13 @@ export class ClaudeParser implements CliParser {
 
   #user(json: Fields, out: LineResult): void {
     const message = isRecord(json.message) ? json.message : {};
+    if (json.isReplay === true) {
+      // `--replay-user-messages`: a frame written to stdin, echoed as its
+      // turn takes it; the echo is the steer's proof of delivery.
+      const uuid = str(json.uuid);
+      if (uuid !== null) out.echoed = uuid;
+      return;
+    }
     if (!Array.isArray(message.content)) return;
     for (const block of message.content) {
       if (!isRecord(block) || block.type !== "tool_result") continue;

@@ -17,6 +17,7 @@
 
 import type {
   AgentOptions,
+  CliFrames,
   CliInput,
   CliInvocation,
   CliParser,
@@ -46,20 +47,22 @@ function optionArgs(invocation: CliInvocation): string[] {
 
 function tail(invocation: CliInvocation): string[] {
   // The live lane takes the prompt as the first stdin frame.
+  // `--replay-user-messages` echoes each stdin frame as its turn takes it:
+  // a steer is delivered when its echo comes back.
   return invocation.liveInput
-    ? ["--input-format", "stream-json"]
+    ? ["--input-format", "stream-json", "--replay-user-messages"]
     : ["--", invocation.text];
 }
 
 const OUTPUT = ["--output-format", "stream-json", "--verbose"];
 
-function userFrame(text: string): string {
+function userFrame(text: string, uuid = crypto.randomUUID()): string {
   return JSON.stringify({
     type: "user",
     message: { role: "user", content: [{ type: "text", text }] },
     parent_tool_use_id: null,
     session_id: "",
-    uuid: crypto.randomUUID(),
+    uuid,
   });
 }
 
@@ -68,13 +71,14 @@ export const CLAUDE_INPUT: CliInput = {
   prompt(text: string): string[] {
     return [userFrame(text)];
   },
-  steer(text: string): string[] {
+  steer(text: string): CliFrames {
     const interrupt = JSON.stringify({
       type: "control_request",
       request_id: `steer_${crypto.randomUUID()}`,
       request: { subtype: "interrupt" },
     });
-    return [interrupt, userFrame(text)];
+    const echo = crypto.randomUUID();
+    return { frames: [interrupt, userFrame(text, echo)], echo };
   },
 };
 

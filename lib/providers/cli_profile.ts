@@ -65,6 +65,8 @@ export interface LineResult {
    * the failure and kills the process group at once.
    */
   fatal?: CliFailure;
+  /** The id of a live-input frame this line echoes (Claude's replay). */
+  echoed?: string;
 }
 
 /** How the process ended. */
@@ -99,15 +101,24 @@ export interface CliParser {
   exit(info: CliExit): CliFailure | null;
 }
 
+/** Frames to write to a CLI's stdin, and the id its echo will carry. */
+export interface CliFrames {
+  /** The frames (JSON lines). */
+  frames: string[];
+  /** The id of the frame whose echo proves the CLI took it. */
+  echo: string;
+}
+
 /** Live input for the send_input lane (Claude's `--input-format stream-json`). */
 export interface CliInput {
   /** The frames (JSON lines) that start a turn with `text`. */
   prompt(text: string): string[];
   /**
    * The frames that preempt the turn in flight with `text`; the CLI then
-   * ends the aborted turn with a terminal line and runs the steer's turn.
+   * ends the aborted turn with a terminal line and runs the steer's turn,
+   * echoing the steer's frame (`LineResult.echoed`) as that turn takes it.
    */
-  steer(text: string): string[];
+  steer(text: string): CliFrames;
 }
 
 /** An agent CLI's profile. */

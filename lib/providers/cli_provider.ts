@@ -101,7 +101,10 @@ function cliVersion(
 }
 
 /** The binary a prompt runs: `agent.bin`, else `$PROMPT_RUNNER_<NAME>_BIN`, else the name on `PATH`. */
-export function cliBinary(profile: CliProfile, request: SessionRequest): {
+export function cliBinary(
+  profile: { name: string; binName: string | null },
+  request: SessionRequest,
+): {
   bin: string;
   from: string;
 } {
@@ -111,7 +114,81 @@ export function cliBinary(profile: CliProfile, request: SessionRequest): {
   const variable = `PROMPT_RUNNER_${profile.name.toUpperCase()}_BIN`;
   const fromEnv = Deno.env.get(variable);
   if (fromEnv) return { bin: fromEnv, from: `$${variable}` };
+  if (profile.binName === null) {
+    throw new Error(
+      `the ${profile.name} provider names no agent to run: set agent.bin (e.g. the path of an ACP agent) or $${variable}`,
+    );
+  }
   return { bin: profile.binName, from: "PATH" };
+}
+
+/** An agent CLI ready to spawn: where it is, its environment and version. */
+export interface AgentLaunch {
+  /** The executable. */
+  bin: string;
+  /** Where the executable came from (`agent.bin`, `$VAR`, `PATH`). */
+  from: string;
+  /** Its whole environment. */
+  env: Record<string, string>;
+  /** Its `--version` line, or `null`. */
+  version: string | null;
+}
+
+/**
+ * Finds an agent CLI, builds its environment (the runner's, the profile's,
+ * `agent.env`, the attempt's `TMPDIR`), and writes the argv (secrets
+ * masked), the version and the lane at the top of the attempt's transcript.
+ *
+ * @throws {Error} when the provider names no binary at all.
+ */
+export async function prepareAgentLaunch(
+  profile: { name: string; binName: string | null },
+  request: SessionRequest,
+  options: { args: string[]; env: Record<string, string>; lane: string },
+): Promise<AgentLaunch> {
+  const { bin, from } = cliBinary(profile, request);
+  const env: Record<string, string> = {
+    ...Deno.env.toObject(),
+    ...options.env,
+    ...request.agent.env,
+    ...(request.tmpdir === null ? {} : { TMPDIR: request.tmpdir }),
+  };
+  const version = await cliVersion(bin, env, request.cwd);
+  const note = (text: string): void => request.note?.(text);
+  note(`[prompt_runner] $ ${maskedArgv(bin, options.args, env)}`);
+  note(
+    `[prompt_runner] ${profile.name} ${
+      version ?? "(version unknown)"
+    } from ${from}; cwd ${request.cwd}${
+      request.tmpdir === null ? "" : `; TMPDIR ${request.tmpdir}`
+    }; lane ${options.lane}`,
+  );
+  return { bin, from, env, version };
+}
+
+/**
+ * The error a failed spawn of an agent CLI is reported as: a missing binary
+ * names where it was looked for and how to point at it.
+ */
+export function spawnError(
+  name: string,
+  launch: Pick<AgentLaunch, "bin" | "from">,
+  error: unknown,
+): unknown {
+  const { bin, from } = launch;
+  if (error instanceof Deno.errors.NotFound) {
+    return new Error(
+      `the ${name} CLI was not found (${
+        from === "PATH" ? `"${bin}" is not on PATH` : `${from} is "${bin}"`
+      }); install it, or set agent.bin or $PROMPT_RUNNER_${name.toUpperCase()}_BIN`,
+    );
+  }
+  if (error instanceof Deno.errors.PermissionDenied) {
+    return new Error(
+      `cannot run the ${name} CLI "${bin}": ${errorText(error)}`,
+    );
+  }
+  return error;
 }
 
 /**
@@ -133,7 +210,6 @@ export function createCliProvider(profile: CliProfile): Provider {
     request: SessionRequest,
     sessionId: string | null,
   ): Promise<CliSession> => {
-    const { bin, from } = cliBinary(profile, request);
     const liveInput = request.agent.steer_lane !== "resume" &&
       profile.input !== undefined &&
       profile.liveInput(request.agent, request.max_steers);
@@ -160,22 +236,11 @@ export function createCliProvider(profile: CliProfile): Provider {
         } KiB per argument): shorten it, or move the bulk into a file the prompt names`,
       );
     }
-    const env: Record<string, string> = {
-      ...Deno.env.toObject(),
-      ...(profile.env?.(invocation) ?? {}),
-      ...request.agent.env,
-      ...(request.tmpdir === null ? {} : { TMPDIR: request.tmpdir }),
-    };
-    const note = (text: string): void => request.note?.(text);
-    const version = await cliVersion(bin, env, request.cwd);
-    note(`[prompt_runner] $ ${maskedArgv(bin, args, env)}`);
-    note(
-      `[prompt_runner] ${profile.name} ${
-        version ?? "(version unknown)"
-      } from ${from}; cwd ${request.cwd}${
-        request.tmpdir === null ? "" : `; TMPDIR ${request.tmpdir}`
-      }; lane ${liveInput ? "send_input" : "interrupt_and_resume"}`,
-    );
+    const launched = await prepareAgentLaunch(profile, request, {
+      args,
+      env: profile.env?.(invocation) ?? {},
+      lane: liveInput ? "send_input" : "interrupt_and_resume",
+    });
     const meta: SessionMeta = {
       provider: profile.name,
       session_id: sessionId ?? "",
@@ -184,30 +249,18 @@ export function createCliProvider(profile: CliProfile): Provider {
     try {
       return new CliSession({
         profile,
-        bin,
+        bin: launched.bin,
         args,
-        env,
+        env: launched.env,
         cwd: request.cwd,
         input: liveInput ? profile.input!.prompt(request.text) : null,
         meta,
-        version,
-        note,
+        version: launched.version,
+        note: (text: string): void => request.note?.(text),
         signal: request.signal,
       });
     } catch (error) {
-      if (error instanceof Deno.errors.NotFound) {
-        throw new Error(
-          `the ${profile.name} CLI was not found (${
-            from === "PATH" ? `"${bin}" is not on PATH` : `${from} is "${bin}"`
-          }); install it, or set agent.bin or $PROMPT_RUNNER_${profile.name.toUpperCase()}_BIN`,
-        );
-      }
-      if (error instanceof Deno.errors.PermissionDenied) {
-        throw new Error(
-          `cannot run the ${profile.name} CLI "${bin}": ${errorText(error)}`,
-        );
-      }
-      throw error;
+      throw spawnError(profile.name, launched, error);
     }
   };
   return {

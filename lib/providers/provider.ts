@@ -141,6 +141,80 @@ export interface SessionMeta {
 /** How a steer reaches a live session. */
 export type SteerLane = "send_input" | "interrupt_and_resume";
 
+/** The agent's acknowledgement of a steer: its proof of delivery. */
+export interface SteerAck {
+  /**
+   * What delivered it: `stdin_echo` (Claude echoed the stdin frame),
+   * `turn_steer` or `turn_start` (Codex's `userMessage` item echoed it),
+   * `acp_prompt` (an ACP agent took the steer's prompt), `resume` (a resumed
+   * CLI took it), `simulated` (the simulated provider).
+   */
+  mechanism: string;
+}
+
+/** A steer written to a live session, waiting for the agent to take it. */
+export interface SteerDelivery {
+  /**
+   * Resolves once the agent acknowledged the steer; rejects, with the reason
+   * as the error's message, when it never will (the turn ended first, the
+   * session is gone). Settles at the latest when the session's events end.
+   */
+  readonly acknowledged: Promise<SteerAck>;
+}
+
+/**
+ * Bookkeeping for one steer a session wrote and the agent has yet to
+ * acknowledge: the session calls `acknowledge` when the agent echoes or
+ * accepts it, or `refuse` when it never will. The first call wins.
+ *
+ * @example Usage
+ * ```ts
+ * import { Acknowledger } from "./provider.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const ack = new Acknowledger();
+ * ack.acknowledge("stdin_echo");
+ * ack.refuse("too late");
+ * assert.deepEqual(await ack.delivery.acknowledged, { mechanism: "stdin_echo" });
+ * ```
+ */
+export class Acknowledger {
+  /** What the runner waits on. */
+  readonly delivery: SteerDelivery;
+  #settled = false;
+  #resolve!: (ack: SteerAck) => void;
+  #reject!: (error: Error) => void;
+
+  constructor() {
+    const acknowledged = new Promise<SteerAck>((resolve, reject) => {
+      this.#resolve = resolve;
+      this.#reject = reject;
+    });
+    // Nobody may be waiting yet: an early refusal is not unhandled.
+    acknowledged.catch(() => {});
+    this.delivery = { acknowledged };
+  }
+
+  /** Whether it was acknowledged or refused already. */
+  get settled(): boolean {
+    return this.#settled;
+  }
+
+  /** The agent took the steer, by `mechanism`. */
+  acknowledge(mechanism: string): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    this.#resolve({ mechanism });
+  }
+
+  /** The agent never will take it, because of `reason`. */
+  refuse(reason: string): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    this.#reject(new Error(reason));
+  }
+}
+
 /**
  * A live provider session: one turn of the agent (and, on the send_input
  * lane, the input written to it while it runs).
@@ -182,12 +256,15 @@ export interface Session {
    */
   interrupt(): void;
   /**
-   * Writes a steer's text to the live session (send_input lane only).
+   * Writes a steer to the live session (send_input lane only): `text` is the
+   * operator's words; the session adds what its agent needs around them (the
+   * instruction to carry on with the unchanged task, a restated task). The
+   * steer is delivered only once the returned delivery is acknowledged.
    *
    * @throws {Error} when the session does not accept input, or the turn is
    * over: the steer is then refused, never fatal.
    */
-  send(text: string): Promise<void>;
+  send(text: string): Promise<SteerDelivery>;
   /**
    * Releases the session's resources: the child process group is ended
    * (politely, then killed), pipes closed, temp files kept for a resume.

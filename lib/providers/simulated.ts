@@ -15,12 +15,14 @@ import {
   type SimulatedSteerInput,
   type SimulatedStep,
 } from "./simulated_script.ts";
-import type {
-  Provider,
-  ResumeRequest,
-  Session,
-  SessionMeta,
-  SessionRequest,
+import {
+  Acknowledger,
+  type Provider,
+  type ResumeRequest,
+  type Session,
+  type SessionMeta,
+  type SessionRequest,
+  type SteerDelivery,
 } from "./provider.ts";
 import { errorText } from "../shared/errors.ts";
 
@@ -142,7 +144,7 @@ class SimulatedSession implements Session {
   readonly acceptsInputAfterStart: boolean;
   readonly events: AsyncIterable<ProviderEvent>;
   #interrupted = new AbortController();
-  #inbox: string[] = [];
+  #inbox: { text: string; ack: Acknowledger }[] = [];
   #queue: ProviderEvent[];
   #next = 0;
   #delayMs: number;
@@ -176,7 +178,8 @@ class SimulatedSession implements Session {
         if (stop.aborted) break;
         const quoted = this.#inbox.shift();
         if (quoted !== undefined) {
-          yield quoteSteer(quoted);
+          quoted.ack.acknowledge("simulated");
+          yield quoteSteer(quoted.text);
           continue;
         }
         yield this.#queue[this.#next++]!;
@@ -184,6 +187,9 @@ class SimulatedSession implements Session {
     } finally {
       // What was not played is where a steer-resume carries on.
       this.meta.remaining = this.#queue.slice(this.#next);
+      for (const { ack } of this.#inbox.splice(0)) {
+        ack.refuse("the turn ended before the simulated agent took it");
+      }
     }
   }
 
@@ -191,15 +197,16 @@ class SimulatedSession implements Session {
     this.#interrupted.abort();
   }
 
-  send(text: string): Promise<void> {
+  send(text: string): Promise<SteerDelivery> {
     if (!this.acceptsInputAfterStart) {
       return Promise.reject(new Error("this session does not accept input"));
     }
     if (this.#left === 0) {
       return Promise.reject(new Error("no active turn"));
     }
-    this.#inbox.push(text);
-    return Promise.resolve();
+    const ack = new Acknowledger();
+    this.#inbox.push({ text, ack });
+    return Promise.resolve(ack.delivery);
   }
 
   close(): Promise<void> {

@@ -94,14 +94,15 @@ export class RunContext {
         provider: this.providerName,
       }),
       settled: async (result) => await this.hooks.steerSettled?.(result),
-      steered: (steer, delivery, attempt) =>
+      steered: (steer, how, attempt) =>
         this.emit(
           "prompt_steered",
           {
             prompt_id: steer.prompt_id,
             text: steer.text,
             author: steer.author,
-            delivery,
+            delivery: how.delivery,
+            mechanism: how.mechanism,
             request_id: steer.request_id,
           },
           steer.prompt_id,

@@ -16,6 +16,7 @@ import type {
   SessionRequest,
 } from "../providers/provider.ts";
 import type { ProviderEvent } from "../shared/events.ts";
+import type { SteerCommand } from "../shared/run_hooks.ts";
 import { IDLE_TICK_MS, type RunContext } from "./_run_context.ts";
 import type { AttemptUsage } from "../status/state_file.ts";
 import { UsageTally } from "../status/usage_tally.ts";
@@ -168,6 +169,8 @@ export async function driveSession(
     timedOut = true;
     ctx.session?.interrupt();
   }, prompt.timeout_ms);
+  /** A steer the resumed session has yet to take (its first event). */
+  let resumedSteer: SteerCommand | null = null;
   try {
     for (;;) {
       ctx.session = session;
@@ -176,6 +179,17 @@ export async function driveSession(
         for await (const event of paced(ctx, session)) {
           tally.observe(event);
           await ctx.emit(event.type, event.data, prompt.id, attempt);
+          if (resumedSteer !== null) {
+            // The resumed CLI answered with the steer on its command line:
+            // that is its acknowledgement.
+            const steer = resumedSteer;
+            resumedSteer = null;
+            await ctx.steers.settle(steer, {
+              delivered: true,
+              delivery: "interrupt_and_resume",
+              mechanism: "resume",
+            });
+          }
           if (
             failure === null &&
             (event.type === "error_occurred" || event.type === "run_failed")
@@ -193,6 +207,16 @@ export async function driveSession(
           message: `the ${provider.name} stream failed: ${errorText(error)}`,
         });
       }
+      if (resumedSteer !== null) {
+        await ctx.steers.settle(resumedSteer, {
+          delivered: false,
+          reason:
+            `the resumed ${provider.name} session ended before it took the steer`,
+        });
+        resumedSteer = null;
+      }
+      // The session settled every steer it was sent by the end of its events.
+      await ctx.steers.drain();
       if (ctx.aborted) {
         session.interrupt();
         return { failure, interrupted: true, resumes, usage: tally.usage };
@@ -215,15 +239,13 @@ export async function driveSession(
             cause: "steer",
           });
         } catch (error) {
-          await ctx.steers.settle(
-            steer,
-            false,
-            undefined,
-            `cannot resume the session: ${errorText(error)}`,
-          );
+          await ctx.steers.settle(steer, {
+            delivered: false,
+            reason: `cannot resume the session: ${errorText(error)}`,
+          });
           break;
         }
-        await ctx.steers.settle(steer, true, "interrupt_and_resume");
+        resumedSteer = steer;
         continue;
       }
       if (

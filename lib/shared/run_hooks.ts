@@ -113,8 +113,14 @@ export interface SteerResult {
   command: SteerCommand;
   /** Whether the lane delivered it. */
   delivered: boolean;
-  /** How it was delivered, when it was. */
+  /** The lane that delivered it, when it was. */
   delivery?: "send_input" | "interrupt_and_resume";
+  /**
+   * What delivered it, when it was: the agent's acknowledgement
+   * (`stdin_echo`, `turn_steer`, `turn_start`, `acp_prompt`, `resume`,
+   * `simulated`).
+   */
+  mechanism?: string;
   /** Why it was refused, when it was. */
   reason?: string;
   /** The attempt it was delivered to (or refused in). */

@@ -22,6 +22,7 @@
 import {
   type Dialect,
   type DialectContext,
+  holdReply,
   type ModelServer,
   pause,
   type ScriptedReply,
@@ -329,7 +330,7 @@ function answerTurn(reply: ScriptedReply, ctx: DialectContext): Response {
       return fail();
     }
     if (streaming) send(chunks[0]!);
-    await pause(turn.delay_ms ?? 0, ctx.signal);
+    await holdReply(turn, ctx.signal);
     chunks.slice(streaming ? 1 : 0).forEach(send);
     end();
   });

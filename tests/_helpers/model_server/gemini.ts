@@ -13,6 +13,7 @@
 import {
   type Dialect,
   type DialectContext,
+  holdReply,
   type ModelServer,
   pause,
   type ScriptedReply,
@@ -151,7 +152,7 @@ function modelTurn(
     }));
   }
   return sse(sseStream(ctx.signal, async (send, end) => {
-    await pause(reply.delay_ms ?? 0, ctx.signal);
+    await holdReply(reply, ctx.signal);
     if (ctx.signal.aborted) return end();
     if (reply.thinking) {
       send(chunk(model, [{ thought: true, text: reply.thinking }], false));

@@ -28,6 +28,7 @@
 import {
   type Dialect,
   type DialectContext,
+  holdReply,
   type ModelServer,
   pause,
   type ScriptedReply,
@@ -295,7 +296,7 @@ async function answerTurn(ctx: DialectContext): Promise<Response> {
     });
     return new Response(body, { headers: SSE_HEADERS });
   }
-  await pause(reply.delay_ms ?? 0, ctx.signal);
+  await holdReply(reply, ctx.signal);
   const events = turnEvents(reply, tools);
   const body = sseStream(ctx.signal, (send, end) => {
     for (const chunk of events) send(chunk);

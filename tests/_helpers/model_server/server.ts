@@ -33,6 +33,11 @@ export type ScriptedReply =
     usage?: { input_tokens: number; output_tokens: number };
     /** Waits this long before answering (a long turn to steer into). */
     delay_ms?: number;
+    /**
+     * Holds the answer until this settles (a reply the test releases once it
+     * has steered into the turn); the server's close ends the wait too.
+     */
+    until?: Promise<unknown>;
   }
   /** An HTTP error: 401, 429, 529, 500… with an API-shaped body. */
   | { status: number; message?: string }
@@ -172,6 +177,19 @@ export function pause(ms: number, signal: AbortSignal): Promise<void> {
       resolve();
     }, { once: true });
   });
+}
+
+/** Waits out a reply's `delay_ms`, then its `until`, or until `signal` aborts. */
+export async function holdReply(
+  reply: { delay_ms?: number; until?: Promise<unknown> },
+  signal: AbortSignal,
+): Promise<void> {
+  await pause(reply.delay_ms ?? 0, signal);
+  if (reply.until === undefined || signal.aborted) return;
+  const closed = new Promise<void>((resolve) =>
+    signal.addEventListener("abort", () => resolve(), { once: true })
+  );
+  await Promise.race([reply.until.then(() => {}, () => {}), closed]);
 }
 
 /**
