@@ -136,6 +136,8 @@ export class SteerQueue {
 
   /** Reports every in-flight steer whose fate is known, in arrival order. */
   async settleKnown(): Promise<void> {
+    // A delivery acknowledged already has its fate written one tick later.
+    await Promise.resolve();
     while (this.#inFlight.length > 0) {
       const index = this.#inFlight.findIndex((entry) => entry.fate !== null);
       if (index < 0) return;

@@ -135,17 +135,18 @@ Deno.test("claude live-input argv reads stream-json from stdin and has no positi
   const args = claudeProfile.startArgs(
     invocation({ liveInput: true }, { add_dirs: ["/x"] }),
   );
-  assert.deepEqual(args.slice(-4), [
+  assert.deepEqual(args.slice(-5), [
     "--add-dir",
     "/x",
     "--input-format",
     "stream-json",
+    "--replay-user-messages",
   ]);
   assert.ok(!args.includes("Fix the test"));
   assert.ok(!args.includes("--"));
 });
 
-Deno.test("claude input frames: a user frame per prompt; a steer interrupts first, then queues its frame", () => {
+Deno.test("claude input frames: a user frame per prompt; a steer interrupts first, then queues its frame, whose uuid its echo carries", () => {
   const input = claudeProfile.input!;
   const [prompt] = input.prompt("first").map((f) => JSON.parse(f));
   assert.equal(prompt.type, "user");
@@ -156,14 +157,22 @@ Deno.test("claude input frames: a user frame per prompt; a steer interrupts firs
   assert.equal(prompt.parent_tool_use_id, null);
   assert.equal(prompt.session_id, "");
   assert.match(prompt.uuid, /^[0-9a-f-]{36}$/);
-  const steer = input.steer("change course").map((f) => JSON.parse(f));
+  const { frames, echo } = input.steer("change course");
+  const steer = frames.map((f) => JSON.parse(f));
   assert.equal(steer.length, 2);
   assert.equal(steer[0].type, "control_request");
   assert.deepEqual(steer[0].request, { subtype: "interrupt" });
   assert.equal(typeof steer[0].request_id, "string");
   assert.equal(steer[1].type, "user");
   assert.equal(steer[1].message.content[0].text, "change course");
-  for (const frame of [...input.prompt("a\nb"), ...input.steer("c\nd")]) {
+  assert.equal(
+    steer[1].uuid,
+    echo,
+    "the echo to wait for is the steer frame's",
+  );
+  for (
+    const frame of [...input.prompt("a\nb"), ...input.steer("c\nd").frames]
+  ) {
     assert.ok(!frame.includes("\n"), "one frame per line");
   }
 });

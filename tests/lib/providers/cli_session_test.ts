@@ -63,6 +63,9 @@ function shProfile(script: string, live = false): CliProfile {
             terminal: true,
           };
         }
+        if (typeof line.echo === "string") {
+          return { events: [], echoed: line.echo };
+        }
         if (line.boom) throw new Error("parser bug");
         return { events: [] };
       },
@@ -72,7 +75,10 @@ function shProfile(script: string, live = false): CliProfile {
       ? {
         input: {
           prompt: (text: string) => [JSON.stringify({ prompt: text })],
-          steer: (text: string) => [JSON.stringify({ steer: text })],
+          steer: (text: string) => ({
+            frames: [JSON.stringify({ steer: text })],
+            echo: "e-1",
+          }),
         },
       }
       : {}),
@@ -204,20 +210,20 @@ Deno.test("a fatal line (a login flow) is reported at once and the CLI is killed
   });
 });
 
-Deno.test("on the live-input lane a steer's frame is written with the carry-on instruction, the preempted turn's ending is dropped and the stream ends after the steer's turn", async () => {
+Deno.test("on the live-input lane a steer's frame is written with the carry-on instruction, acknowledged by its echo, the preempted turn's ending is dropped and the stream ends after the steer's turn", async () => {
   await withTempDir(async (dir) => {
     // Reads frames; answers the first with an aborted turn once a steer
-    // arrives, then ends the steer's turn.
+    // arrives, echoes the steer's frame, then ends the steer's turn.
     const script = `read -r first; echo '{"id":"s-4"}'; read -r steer; ` +
       `printf '%s\\n' "$steer" > ${dir}/steer.json; ` +
-      `echo '{"end":"aborted"}'; echo '{"say":"steered"}'; echo '{"end":"ok"}'; ` +
+      `echo '{"end":"aborted"}'; echo '{"echo":"e-1"}'; echo '{"say":"steered"}'; echo '{"end":"ok"}'; ` +
       `read -r eof || exit 0`;
     const provider = createCliProvider(shProfile(script, true));
     const session = await provider.start(request(dir));
     assert.equal(session.acceptsInputAfterStart, true);
     const iterator = session.events[Symbol.asyncIterator]();
     assert.equal((await iterator.next()).value?.type, "run_started");
-    await session.send("use tabs");
+    const delivery = await session.send("use tabs");
     const rest: string[] = [];
     for (;;) {
       const next = await iterator.next();
@@ -233,6 +239,25 @@ Deno.test("on the live-input lane a steer's frame is written with the carry-on i
       /^use tabs\n\n\(This is a steer from the operator/,
     );
     await assert.rejects(() => session.send("late"), /the turn is over/);
+    assert.deepEqual(await delivery.acknowledged, { mechanism: "stdin_echo" });
+  });
+});
+
+Deno.test("on the live-input lane a steer whose frame the CLI never echoes is refused when the turn ends, not delivered", async () => {
+  await withTempDir(async (dir) => {
+    const script = `read -r first; echo '{"id":"s-5"}'; read -r steer; ` +
+      `echo '{"end":"aborted"}'; echo '{"end":"ok"}'; read -r eof || exit 0`;
+    const provider = createCliProvider(shProfile(script, true));
+    const session = await provider.start(request(dir));
+    const iterator = session.events[Symbol.asyncIterator]();
+    assert.equal((await iterator.next()).value?.type, "run_started");
+    const delivery = await session.send("use tabs");
+    while (!(await iterator.next()).done);
+    await session.close();
+    await assert.rejects(
+      delivery.acknowledged,
+      /the turn ended before the CLI took it/,
+    );
   });
 });
 

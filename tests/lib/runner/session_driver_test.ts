@@ -110,7 +110,7 @@ async function setUp(
 
 const SLOT = { attempt: 1, ordinal: 1, mode: "run" as const, text: "Do it." };
 
-Deno.test("driveSession() on the interrupt lane stops the turn at the steer and resumes the same thread with the steer and a carry-on instruction", async () => {
+Deno.test("driveSession() on the interrupt lane stops the turn at the steer, resumes the same thread with the steer and a carry-on instruction, and reports it delivered at the resumed session's first event", async () => {
   const provider = fakeProvider((request) =>
     "cause" in request
       ? [
@@ -147,10 +147,11 @@ Deno.test("driveSession() on the interrupt lane stops the turn at the steer and 
       resumes: 0,
       usage: { input_tokens: 0, output_tokens: 0, cost_usd: null },
     });
+    // The resumed session's first event is its acknowledgement of the steer.
     assert.deepEqual(events.map((e) => e.data.content ?? e.type), [
       "one",
-      "prompt_steered",
       "resumed",
+      "prompt_steered",
       "run_completed",
     ]);
     const resume = provider.requests[1] as ResumeRequest;
@@ -158,8 +159,8 @@ Deno.test("driveSession() on the interrupt lane stops the turn at the steer and 
     assert.equal(resume.steer, "use tabs");
     assert.match(resume.text, /^use tabs\n\n\(This is a steer/);
     assert.deepEqual(
-      settled.map((s) => [s.delivered, s.delivery, s.attempt]),
-      [[true, "interrupt_and_resume", 1]],
+      settled.map((s) => [s.delivered, s.delivery, s.mechanism, s.attempt]),
+      [[true, "interrupt_and_resume", "resume", 1]],
     );
     assert.equal(provider.closes >= 2, true, "each session closed");
     assert.equal(ctx.session, null);

@@ -1,5 +1,9 @@
 import assert from "node:assert/strict";
-import type { Session } from "../../../lib/providers/provider.ts";
+import {
+  Acknowledger,
+  type Session,
+  type SteerDelivery,
+} from "../../../lib/providers/provider.ts";
 import type {
   SteerCommand,
   SteerResult,
@@ -16,23 +20,32 @@ function steer(text: string, prompt = "01"): SteerCommand {
   };
 }
 
+/**
+ * A session whose agent acknowledges each steer at once (`ack: "now"`), or
+ * when the test says so (`acks`).
+ */
 function fakeSession(
   acceptsInput: boolean,
   refuse = false,
-): Session & { sent: string[]; interrupts: number } {
+  ack: "now" | "later" = "now",
+): Session & { sent: string[]; interrupts: number; acks: Acknowledger[] } {
   const session = {
     meta: { provider: "fake", session_id: "s1", model: "m" },
     acceptsInputAfterStart: acceptsInput,
     events: (async function* (): AsyncGenerator<never> {})(),
     sent: [] as string[],
+    acks: [] as Acknowledger[],
     interrupts: 0,
     interrupt(): void {
       session.interrupts++;
     },
-    send(text: string): Promise<void> {
+    send(text: string): Promise<SteerDelivery> {
       if (refuse) return Promise.reject(new Error("turn over"));
       session.sent.push(text);
-      return Promise.resolve();
+      const acknowledger = new Acknowledger();
+      if (ack === "now") acknowledger.acknowledge("echo");
+      session.acks.push(acknowledger);
+      return Promise.resolve(acknowledger.delivery);
     },
     close: () => Promise.resolve(),
   };
@@ -52,8 +65,8 @@ function recordingQueue(): {
       settled.push(result);
       return Promise.resolve();
     },
-    steered: (command, delivery) => {
-      steered.push(`${command.text}:${delivery}`);
+    steered: (command, how) => {
+      steered.push(`${command.text}:${how.delivery}:${how.mechanism}`);
       return Promise.resolve();
     },
   });
@@ -69,11 +82,48 @@ Deno.test("SteerQueue delivers on the send_input lane at once, one steer per bou
   assert.deepEqual(session.sent, ["a"]);
   await queue.deliver(session);
   assert.deepEqual(session.sent, ["a", "b"]);
-  assert.deepEqual(steered, ["a:send_input", "b:send_input"]);
+  assert.deepEqual(steered, ["a:send_input:echo", "b:send_input:echo"]);
   assert.deepEqual(
-    settled.map((r) => [r.command.text, r.delivered, r.delivery, r.attempt]),
-    [["a", true, "send_input", 2], ["b", true, "send_input", 2]],
+    settled.map((r) => [
+      r.command.text,
+      r.delivered,
+      r.delivery,
+      r.mechanism,
+      r.attempt,
+    ]),
+    [["a", true, "send_input", "echo", 2], [
+      "b",
+      true,
+      "send_input",
+      "echo",
+      2,
+    ]],
   );
+});
+
+Deno.test("SteerQueue reports a sent steer delivered only once the agent acknowledged it, and refused with the session's reason when it never does", async () => {
+  const { queue, settled, steered } = recordingQueue();
+  const session = fakeSession(true, false, "later");
+  queue.push(steer("a"));
+  queue.push(steer("b"));
+  await queue.deliver(session);
+  await queue.deliver(session);
+  assert.deepEqual(session.sent, ["a", "b"]);
+  assert.equal(settled.length, 0, "written is not delivered");
+  session.acks[1]!.acknowledge("turn_steer");
+  await queue.deliver(session);
+  assert.deepEqual(steered, ["b:send_input:turn_steer"]);
+  session.acks[0]!.refuse("the turn ended first");
+  await queue.drain();
+  assert.deepEqual(
+    settled.map((r) => [r.command.text, r.delivered, r.reason ?? null]),
+    [["b", true, null], [
+      "a",
+      false,
+      "the agent never acknowledged it: the turn ended first",
+    ]],
+  );
+  assert.deepEqual(steered, ["b:send_input:turn_steer"]);
 });
 
 Deno.test("SteerQueue refuses a steer the live session will not take, with the reason, and emits nothing", async () => {
