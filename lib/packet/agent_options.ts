@@ -34,7 +34,39 @@ export interface AgentOptions {
   approval_mode: string | null;
   /** `auto` (the provider's transport fact) or `resume` (always interrupt and resume). */
   steer_lane: "auto" | "resume";
+  /**
+   * How the CLI is spoken to, or `null` for the provider's default: codex
+   * `app_server` (default) or `exec`; gemini `acp` (default) or `stream_json`.
+   */
+  transport: string | null;
+  /** acp: the agent's own arguments after `bin`. */
+  args: string[];
+  /**
+   * acp: how `session/request_permission` is answered, by the tool call's
+   * ACP kind (`read`, `edit`, `delete`, `move`, `search`, `execute`,
+   * `think`, `fetch`, `other`); a kind not named is denied. `null`: the
+   * default, {@linkcode DEFAULT_ACP_PERMISSIONS}.
+   */
+  permissions: Record<string, "allow" | "deny"> | null;
 }
+
+/** The ACP tool kinds `agent.permissions` names. */
+export const ACP_TOOL_KINDS: readonly string[] = [
+  "read",
+  "edit",
+  "delete",
+  "move",
+  "search",
+  "execute",
+  "think",
+  "fetch",
+  "other",
+];
+
+/** What an ACP agent may do unasked: read, search and think; nothing else. */
+export const DEFAULT_ACP_PERMISSIONS: Readonly<
+  Record<string, "allow" | "deny">
+> = { read: "allow", search: "allow", think: "allow" };
 
 /** Options with nothing set: each CLI's safe, unattended defaults apply. */
 export const DEFAULT_AGENT_OPTIONS: AgentOptions = {
@@ -50,12 +82,15 @@ export const DEFAULT_AGENT_OPTIONS: AgentOptions = {
   config: {},
   approval_mode: null,
   steer_lane: "auto",
+  transport: null,
+  args: [],
+  permissions: null,
 };
 
 /** The providers each key applies to (`*`: every provider). */
 const APPLIES: Record<keyof AgentOptions, readonly string[]> = {
-  bin: ["claude", "codex", "gemini", "amp"],
-  env: ["claude", "codex", "gemini", "amp"],
+  bin: ["claude", "codex", "gemini", "amp", "acp"],
+  env: ["claude", "codex", "gemini", "amp", "acp"],
   permission_mode: ["claude", "amp"],
   allowed_tools: ["claude"],
   max_turns: ["claude"],
@@ -66,6 +101,9 @@ const APPLIES: Record<keyof AgentOptions, readonly string[]> = {
   config: ["codex"],
   approval_mode: ["gemini"],
   steer_lane: ["*"],
+  transport: ["codex", "gemini"],
+  args: ["acp"],
+  permissions: ["acp"],
 };
 
 /** The keys of `agent:`. */
@@ -87,6 +125,7 @@ const CHOICES: Record<string, Record<string, readonly string[]>> = {
   },
   approval_mode: { gemini: ["default", "auto_edit", "yolo", "plan"] },
   steer_lane: { "*": ["auto", "resume"] },
+  transport: { codex: ["app_server", "exec"], gemini: ["acp", "stream_json"] },
 };
 
 /** One `agent:` block as written, with the file it came from. */
@@ -165,6 +204,40 @@ function scalars(
   return out;
 }
 
+function permissionMap(
+  value: unknown,
+  file: string,
+  fail: Fail,
+): Record<string, "allow" | "deny"> {
+  if (!isRecord(value)) {
+    fail(
+      file,
+      "agent.permissions must be a mapping of ACP tool kinds to allow or deny",
+    );
+  }
+  const out: Record<string, "allow" | "deny"> = {};
+  for (const [kind, decision] of Object.entries(value)) {
+    if (!ACP_TOOL_KINDS.includes(kind)) {
+      fail(
+        file,
+        `agent.permissions: "${kind}" is not an ACP tool kind (one of ${
+          ACP_TOOL_KINDS.join(", ")
+        })`,
+      );
+    }
+    if (decision !== "allow" && decision !== "deny") {
+      fail(
+        file,
+        `agent.permissions.${kind} must be allow or deny, found ${
+          JSON.stringify(decision)
+        }`,
+      );
+    }
+    out[kind] = decision;
+  }
+  return out;
+}
+
 /**
  * The options of a prompt: the manifest's block overridden key by key by
  * the prompt's, each value checked for `provider`. A key that does not apply
@@ -230,6 +303,20 @@ export function agentOptions(
         break;
       case "config":
         options.config = scalars(value, key, file, fail, /^[A-Za-z0-9_.-]+$/);
+        break;
+      case "args":
+        if (!Array.isArray(value)) {
+          fail(file, "agent.args must be a list of arguments");
+        }
+        options.args = value.map((item) => {
+          if (typeof item !== "string" && typeof item !== "number") {
+            fail(file, "agent.args must be a list of strings");
+          }
+          return String(item);
+        });
+        break;
+      case "permissions":
+        options.permissions = permissionMap(value, file, fail);
         break;
       default: {
         const chosen = text(value, key, file, fail);

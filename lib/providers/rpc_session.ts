@@ -69,8 +69,11 @@ export interface RpcSessionInit {
 export abstract class RpcSession implements Session {
   /** @inheritdoc */
   readonly meta: SessionMeta;
-  /** @inheritdoc */
-  readonly acceptsInputAfterStart: boolean = true;
+  /**
+   * @inheritdoc A live lane takes steers unless the packet forces the
+   * interrupt lane (`steer_lane: resume`).
+   */
+  readonly acceptsInputAfterStart: boolean;
   /** @inheritdoc */
   readonly events: AsyncIterable<ProviderEvent>;
   /** @inheritdoc */
@@ -102,6 +105,7 @@ export abstract class RpcSession implements Session {
     this.#init = init;
     this.request = init.request;
     this.resumeId = init.resumeId;
+    this.acceptsInputAfterStart = init.request.agent.steer_lane !== "resume";
     this.meta = {
       provider: init.name,
       session_id: init.resumeId ?? "",
