@@ -81,8 +81,10 @@ export abstract class BaseRenderer implements Renderer {
     const name = typeof d.tool_name === "string" && d.tool_name
       ? d.tool_name
       : known?.name ?? "unknown";
-    const input = known?.input ??
-      (isRecord(d.tool_input) ? d.tool_input : undefined);
+    // A completion may carry what the start did not (an ACP agent's diff).
+    const input = isRecord(d.tool_input)
+      ? { ...known?.input, ...d.tool_input }
+      : known?.input;
     const exit = typeof d.exit_code === "number" ? d.exit_code : null;
     const failed = event.type === "tool_call_failed" || d.is_error === true ||
       d.status === "failed" || (exit !== null && exit !== 0);

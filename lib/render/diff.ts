@@ -129,7 +129,7 @@ function patch(path: string, lines: DiffLine[]): FileChange {
 
 /**
  * What a tool call's input says about the file it changes: its own patch
- * (Edit, MultiEdit, Write), only paths (Codex `file_change`, Antigravity
+ * (Edit, MultiEdit, Write, a change list carrying diffs), only paths (Codex `file_change`, Antigravity
  * `replace_file_content`, an Edit without strings), or nothing.
  */
 export function fileChangeOf(
@@ -137,6 +137,8 @@ export function fileChangeOf(
   input: Record<string, unknown> | undefined,
 ): FileChange | null {
   if (!input) return null;
+  const carried = carriedPatch(input.changes);
+  if (carried !== null) return carried;
   const path = field(input, "file_path", "path", "TargetFile", "target_file");
   if (EDIT_TOOLS.includes(toolName)) {
     if (Array.isArray(input.edits) && path) {
@@ -180,6 +182,46 @@ export function fileChangeOf(
     return paths.length ? { kind: "paths", paths } : null;
   }
   return null;
+}
+
+/**
+ * The patch a change list carries in the event itself: Codex's
+ * `fileChange.changes[].diff` (a unified diff) or an ACP agent's diff
+ * content (`changes[].new_text`, with `old_text`). `null` when any change
+ * names only its path. Several files make one patch, each file's lines
+ * after a line naming it.
+ */
+function carriedPatch(changes: unknown): FileChange | null {
+  if (!Array.isArray(changes) || changes.length === 0) return null;
+  const files: { path: string; lines: DiffLine[] }[] = [];
+  for (const change of changes) {
+    if (!isRecord(change)) return null;
+    const path = field(change, "path", "file_path");
+    if (path === undefined) return null;
+    if (typeof change.diff === "string") {
+      files.push({ path, lines: unifiedLines(change.diff) });
+    } else if (typeof change.new_text === "string") {
+      const before = typeof change.old_text === "string" ? change.old_text : "";
+      files.push({ path, lines: diffLines(before, change.new_text) });
+    } else return null;
+  }
+  if (files.length === 1) return patch(files[0]!.path, files[0]!.lines);
+  return patch(
+    files.map((file) => file.path).join(", "),
+    files.flatMap((file) => [
+      { kind: "context" as const, text: `${file.path}:` },
+      ...file.lines,
+    ]),
+  );
+}
+
+/**
+ * A unified diff's lines; text without hunks (a new file's whole content,
+ * as Codex gives it for an added file) is all added.
+ */
+function unifiedLines(text: string): DiffLine[] {
+  if (/^@@/m.test(text)) return parseGitDiff(text);
+  return splitLines(text).map((line) => ({ kind: "add", text: line }));
 }
 
 /** The stat suffix of a patch: `  +12 −3` (nothing for a path-only change). */

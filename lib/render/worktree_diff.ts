@@ -9,6 +9,7 @@
 import { runProcess } from "../shared/run_process.ts";
 import type { RunEvent } from "../shared/events.ts";
 import { fileChangeOf } from "./diff.ts";
+import { isRecord } from "../shared/is_record.ts";
 
 /** What a renderer may be handed along with an event. */
 export interface RenderContext {
@@ -32,7 +33,11 @@ export function pathOnlyChanges(
   const id = String(event.data.tool_call_id ?? "");
   const known = tools.get(id);
   const name = String(event.data.tool_name ?? known?.name ?? "");
-  const change = fileChangeOf(name, known?.input);
+  const carried = event.data.tool_input;
+  const input = isRecord(carried)
+    ? { ...known?.input, ...carried }
+    : known?.input;
+  const change = fileChangeOf(name, input);
   return change?.kind === "paths" ? change.paths : [];
 }
 

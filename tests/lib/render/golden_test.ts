@@ -334,3 +334,61 @@ Deno.test("an Antigravity replace_file_content names only its target: no counts,
     await Deno.remove(repo, { recursive: true });
   }
 });
+
+Deno.test("a change list that carries its patch (Codex's fileChange diff, an ACP agent's old and new text) is drawn as the tool's own patch with counts, never as the current state", async () => {
+  const repo = await changelogRepo();
+  try {
+    const codex = [
+      event(1, "tool_call_started", {
+        tool_call_id: "c",
+        tool_name: "file_change",
+        tool_input: {
+          changes: [{
+            path: "NOTES.md",
+            kind: "update",
+            diff: "@@ -1,2 +1,2 @@\n keep\n-draft\n+final\n",
+          }],
+        },
+      }),
+      event(2, "tool_call_completed", { tool_call_id: "c", tool_output: "" }),
+    ];
+    const full = await renderStream(codex, {
+      ...DEFAULT_VIEW,
+      log_mode: "studio",
+      diff: "full",
+    }, repo);
+    assert.match(full, /Changed NOTES\.md {2}\+1 −1\n/);
+    assert.match(full, /\n {4} {2}keep\n {4}- draft\n {4}\+ final\n/);
+    assert.doesNotMatch(full, /current state/);
+    // ACP: the start names the tool, the completion carries the diff.
+    const acp = [
+      event(1, "tool_call_started", {
+        tool_call_id: "w",
+        tool_name: "edit",
+        tool_input: { path: "CHANGELOG.md" },
+      }),
+      event(2, "tool_call_completed", {
+        tool_call_id: "w",
+        tool_name: "edit",
+        tool_output: "",
+        tool_input: {
+          changes: [{
+            path: "CHANGELOG.md",
+            old_text: "# Log\nold\n",
+            new_text: "# Log\nnew\n",
+          }],
+        },
+      }),
+    ];
+    const drawn = await renderStream(acp, {
+      ...DEFAULT_VIEW,
+      log_mode: "studio",
+      diff: "full",
+    }, repo);
+    assert.match(drawn, /\+1 −1\n/);
+    assert.match(drawn, /\n {4}- old\n {4}\+ new\n/);
+    assert.doesNotMatch(drawn, /current state/);
+  } finally {
+    await Deno.remove(repo, { recursive: true });
+  }
+});
