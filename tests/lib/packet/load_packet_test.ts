@@ -377,11 +377,87 @@ for (
       "agent: {steer_lane: sideways}",
       /agent\.steer_lane for codex must be one of auto, resume/,
     ],
+    [
+      "agent: {transport: acp}",
+      /agent\.transport for codex must be one of app_server, exec, found "acp"/,
+    ],
+    [
+      "agent: {args: [--x]}",
+      /agent\.args does not apply to provider "codex" \(it is for acp\)/,
+    ],
+    [
+      "agent: {permissions: {read: allow}}",
+      /agent\.permissions does not apply to provider "codex" \(it is for acp\)/,
+    ],
   ] as const
 ) {
   Deno.test(`loadPacket() refuses a bad agent block: ${line}`, async () => {
     await using packet = await makePacket({
       prompts: { "01_a.prompt.md": promptFile(`provider: codex\n${line}`) },
+      git: false,
+    });
+    await assert.rejects(() => loadPacket(packet.dir), expected);
+  });
+}
+
+Deno.test("loadPacket() reads the acp provider's bin, args and permissions", async () => {
+  await using packet = await makePacket({
+    prompts: { "01_a.prompt.md": PROMPT },
+    git: false,
+  });
+  await writeManifest(
+    packet,
+    [
+      "provider: acp",
+      "agent:",
+      "  bin: tools/agent-acp",
+      "  args: [--acp, 7]",
+      "  permissions: {read: allow, edit: allow, execute: deny}",
+    ].join("\n"),
+  );
+  const loaded = await loadPacket(packet.dir);
+  assert.deepEqual(loaded.prompts[0]?.agent, {
+    ...DEFAULT_AGENT_OPTIONS,
+    bin: join(loaded.dir, "tools/agent-acp"),
+    args: ["--acp", "7"],
+    permissions: { read: "allow", edit: "allow", execute: "deny" },
+  });
+});
+
+Deno.test("loadPacket() reads gemini's transport", async () => {
+  await using packet = await makePacket({
+    prompts: {
+      "01_a.prompt.md": promptFile(
+        "provider: gemini\nagent: {transport: stream_json}",
+      ),
+    },
+    git: false,
+  });
+  const loaded = await loadPacket(packet.dir);
+  assert.equal(loaded.prompts[0]?.agent.transport, "stream_json");
+});
+
+for (
+  const [line, expected] of [
+    [
+      "agent: {permissions: {write: allow}}",
+      /agent\.permissions: "write" is not an ACP tool kind \(one of read, edit, delete, move, search, execute, think, fetch, other\)/,
+    ],
+    [
+      "agent: {permissions: {edit: yes}}",
+      /agent\.permissions\.edit must be allow or deny, found "yes"/,
+    ],
+    ["agent: {permissions: [read]}", /agent\.permissions must be a mapping/],
+    ["agent: {args: --x}", /agent\.args must be a list of arguments/],
+    [
+      "agent: {transport: exec}",
+      /agent\.transport does not apply to provider "acp"/,
+    ],
+  ] as const
+) {
+  Deno.test(`loadPacket() refuses a bad acp agent block: ${line}`, async () => {
+    await using packet = await makePacket({
+      prompts: { "01_a.prompt.md": promptFile(`provider: acp\n${line}`) },
       git: false,
     });
     await assert.rejects(() => loadPacket(packet.dir), expected);
