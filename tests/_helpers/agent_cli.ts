@@ -15,6 +15,7 @@ export const AGENT_PACKAGES = {
   codex: "@openai/codex",
   gemini: "@google/gemini-cli",
   amp: "@sourcegraph/amp",
+  "claude-code-acp": "@zed-industries/claude-code-acp",
 } as const;
 
 /** An agent CLI's name. */
