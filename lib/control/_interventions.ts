@@ -26,6 +26,8 @@ export interface InterventionRecord {
   delivery: string | undefined;
   /** What delivered it: the agent's acknowledgement (`turn_steer`, …). */
   mechanism: string | undefined;
+  /** When the agent acknowledged it. */
+  acknowledged_at: string | undefined;
   run_id: string;
   request_id: string;
 }
@@ -48,6 +50,7 @@ export async function recordIntervention(
       lane: record.provider,
       delivery: record.delivery,
       mechanism: record.mechanism,
+      acknowledged_at: record.acknowledged_at,
       run_id: record.run_id,
       request_id: record.request_id,
     }),

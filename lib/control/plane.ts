@@ -246,6 +246,7 @@ export class ControlPlane implements RunHooks {
             provider: result.provider,
             delivery: result.delivery,
             mechanism: result.mechanism,
+            acknowledged_at: result.acknowledged_at,
             run_id: ctx.runId,
             request_id: steer.request_id,
           })

@@ -150,6 +150,8 @@ export interface SteerAck {
    * CLI took it), `simulated` (the simulated provider).
    */
   mechanism: string;
+  /** When the acknowledgement came (ISO 8601). */
+  at: string;
 }
 
 /** A steer written to a live session, waiting for the agent to take it. */
@@ -175,7 +177,7 @@ export interface SteerDelivery {
  * const ack = new Acknowledger();
  * ack.acknowledge("stdin_echo");
  * ack.refuse("too late");
- * assert.deepEqual(await ack.delivery.acknowledged, { mechanism: "stdin_echo" });
+ * assert.equal((await ack.delivery.acknowledged).mechanism, "stdin_echo");
  * ```
  */
 export class Acknowledger {
@@ -204,7 +206,7 @@ export class Acknowledger {
   acknowledge(mechanism: string): void {
     if (this.#settled) return;
     this.#settled = true;
-    this.#resolve({ mechanism });
+    this.#resolve({ mechanism, at: new Date().toISOString() });
   }
 
   /** The agent never will take it, because of `reason`. */

@@ -178,6 +178,7 @@ export async function driveSession(
       try {
         for await (const event of paced(ctx, session)) {
           tally.observe(event);
+          const acknowledgedAt = new Date().toISOString();
           await ctx.emit(event.type, event.data, prompt.id, attempt);
           if (resumedSteer !== null) {
             // The resumed CLI answered with the steer on its command line:
@@ -188,6 +189,7 @@ export async function driveSession(
               delivered: true,
               delivery: "interrupt_and_resume",
               mechanism: "resume",
+              acknowledged_at: acknowledgedAt,
             });
           }
           if (

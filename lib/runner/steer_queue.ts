@@ -38,6 +38,8 @@ export type SteerFate =
     delivery: SteerLane;
     /** What delivered it (the session's acknowledgement). */
     mechanism: string;
+    /** When the agent acknowledged it (ISO 8601). */
+    acknowledged_at: string;
   }
   | {
     /** It was refused. */
@@ -122,6 +124,7 @@ export class SteerQueue {
           delivered: true,
           delivery: "send_input",
           mechanism: ack.mechanism,
+          acknowledged_at: ack.at,
         };
       },
       (error) => {

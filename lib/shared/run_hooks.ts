@@ -121,6 +121,8 @@ export interface SteerResult {
    * `simulated`).
    */
   mechanism?: string;
+  /** When the agent acknowledged it (ISO 8601), when it was delivered. */
+  acknowledged_at?: string;
   /** Why it was refused, when it was. */
   reason?: string;
   /** The attempt it was delivered to (or refused in). */
