@@ -280,7 +280,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "claude steered on stdin: the interrupt aborts the held turn and the steer runs next in the same conversation",
+    "claude steered on stdin: the interrupt aborts the held turn, the steer runs next in the same conversation, and its frame comes back echoed (--replay-user-messages) as that turn starts",
   ignore,
   async fn(): Promise<void> {
     await using ws = await workspace([
@@ -303,10 +303,11 @@ Deno.test({
     };
     const input = claudeProfile.input!;
     await write(input.prompt("first prompt"));
+    const steerFrames = input.steer("steer text");
     // The held turn is in flight once the server has taken it.
     const steering = (async (): Promise<void> => {
       while (ws.server.turns().length === 0) await pause(20);
-      await write(input.steer("steer text"));
+      await write(steerFrames.frames);
     })();
     const parser = claudeProfile.parser();
     const results: LineResult[] = [];
@@ -341,6 +342,12 @@ Deno.test({
     assert.ok(texts.some((t) => t.includes("steer text")));
     const ids = new Set(results.map((r) => r.session_id).filter(Boolean));
     assert.equal(ids.size, 1);
+    // The echo of the steer's frame comes after the aborted turn's end and
+    // before the steered turn's.
+    const echo = results.findIndex((r) => r.echoed === steerFrames.echo);
+    assert.ok(echo >= 0, "the steer's frame was never echoed");
+    assert.ok(echo > results.indexOf(terminals[0]!));
+    assert.ok(echo < results.indexOf(terminals[1]!));
   },
 });
 
@@ -537,6 +544,7 @@ Deno.test({
       join(cp.packet.stateRoot, "interventions", "01.jsonl"),
     );
     assert.equal(record?.delivery, "send_input");
+    assert.equal(record?.mechanism, "stdin_echo", "claude echoed the frame");
     assert.equal(record?.text, "use tabs, not spaces");
     const started = ofType(done.events, "run_started");
     assert.equal(started.length, 1, "one process, no resume");

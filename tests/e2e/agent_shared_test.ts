@@ -33,6 +33,8 @@ const INTERVENTION_KEYS = [
   "text",
   "lane",
   "delivery",
+  "mechanism",
+  "acknowledged_at",
   "run_id",
   "request_id",
 ];
@@ -188,6 +190,14 @@ for (const provider of SUITE_PROVIDERS) {
             [...INTERVENTION_KEYS].sort(),
           );
           assert.equal(records[0].delivery, lane);
+          assert.equal(records[0].mechanism, provider.mechanism);
+          const log = (await Deno.readTextFile(
+            join(packet.stateRoot, "control", "log.jsonl"),
+          )).trim().split("\n").map((line) => JSON.parse(line));
+          assert.deepEqual(
+            log.filter((e) => e.command === "steer").map((e) => e.outcome),
+            ["accepted", "applied"],
+          );
           assert.equal(records[0].lane, provider.name);
           assert.equal(records[0].text, "Use the word final in the notes");
           if (fixture.server !== null) {

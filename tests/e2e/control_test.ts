@@ -397,7 +397,14 @@ Deno.test("the stdin lane delivers a steer into the live session without interru
   assert.deepEqual(log[1]!.params, {
     text: "keep it short",
     delivery: "send_input",
+    mechanism: "simulated",
   });
+  assert.equal(record?.mechanism, "simulated");
+  assert.ok(
+    Date.parse(String(record?.acknowledged_at)) <=
+      Date.parse(String(log[1]!.at)),
+    "acknowledged before it was applied",
+  );
   assert.equal(
     done.events.filter((e) => e.type === "run_started").length,
     1,

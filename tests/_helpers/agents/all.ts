@@ -21,6 +21,8 @@ export interface SuiteProvider {
   cli: AgentName | null;
   /** Whether the steer lane is send_input (else interrupt_and_resume). */
   sendInput: boolean;
+  /** What delivers a steer (the intervention record's `mechanism`). */
+  mechanism: string;
   /** Makes the fixture. */
   fixture: FixtureFactory;
 }
@@ -31,11 +33,37 @@ export const SUITE_PROVIDERS: SuiteProvider[] = [
     name: "simulated",
     cli: null,
     sendInput: false,
+    mechanism: "resume",
     fixture: simulatedFixture,
   },
-  { name: "claude", cli: "claude", sendInput: true, fixture: claudeFixture },
-  { name: "codex", cli: "codex", sendInput: false, fixture: codexFixture },
-  { name: "gemini", cli: "gemini", sendInput: false, fixture: geminiFixture },
+  {
+    name: "claude",
+    cli: "claude",
+    sendInput: true,
+    mechanism: "stdin_echo",
+    fixture: claudeFixture,
+  },
+  // codex on app-server and gemini on ACP (their default transports).
+  {
+    name: "codex",
+    cli: "codex",
+    sendInput: true,
+    mechanism: "turn_steer",
+    fixture: codexFixture,
+  },
+  {
+    name: "gemini",
+    cli: "gemini",
+    sendInput: true,
+    mechanism: "acp_prompt",
+    fixture: geminiFixture,
+  },
   // Amp's service is proprietary: its fixture runs the fake amp.
-  { name: "amp", cli: null, sendInput: false, fixture: ampFixture },
+  {
+    name: "amp",
+    cli: null,
+    sendInput: false,
+    mechanism: "resume",
+    fixture: ampFixture,
+  },
 ];

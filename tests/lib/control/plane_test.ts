@@ -887,6 +887,8 @@ Deno.test("steerSettled() of a delivered steer appends an intervention record an
     command,
     delivered: true,
     delivery: "interrupt_and_resume",
+    mechanism: "resume",
+    acknowledged_at: "2026-12-05T12:00:00.000Z",
     attempt: 2,
     provider: "simulated",
   });
@@ -895,16 +897,20 @@ Deno.test("steerSettled() of a delivered steer appends an intervention record an
   assert.equal(records.length, 1);
   const record = records[0]!;
   assert.deepEqual(Object.keys(record).sort(), [
+    "acknowledged_at",
     "at",
     "attempt",
     "author",
     "delivery",
     "lane",
+    "mechanism",
     "prompt",
     "request_id",
     "run_id",
     "text",
   ]);
+  assert.equal(record.mechanism, "resume");
+  assert.equal(record.acknowledged_at, "2026-12-05T12:00:00.000Z");
   assert.equal(record.prompt, "01");
   assert.equal(record.attempt, 2);
   assert.equal(record.author, "dave");
@@ -920,6 +926,7 @@ Deno.test("steerSettled() of a delivered steer appends an intervention record an
   assert.deepEqual(entries[1]!.params, {
     text: "use the helper",
     delivery: "interrupt_and_resume",
+    mechanism: "resume",
   });
   assert.equal(entries[1]!.reason, null);
   assert.equal(entries[1]!.attempt, 2);
