@@ -76,9 +76,9 @@ export function runnerLine(
     case "prompt_steered":
       return {
         icon: "»",
-        text: `steer from ${d.author} delivered (${d.delivery}): ${
-          cut(flatten(String(d.text ?? "")), 100)
-        }`,
+        text: `steer from ${d.author} delivered (${d.delivery}${
+          d.mechanism ? `, ${d.mechanism}` : ""
+        }): ${cut(flatten(String(d.text ?? "")), 100)}`,
         tone: "warn",
       };
     case "verification_finished": {
