@@ -29,6 +29,7 @@ import {
   type Session,
   type SessionMeta,
   type SteerDelivery,
+  TurnOverError,
 } from "./provider.ts";
 import type { ProviderEvent } from "../shared/events.ts";
 import { CARRY_ON } from "../shared/carry_on.ts";
@@ -136,7 +137,7 @@ export class CliSession implements Session {
       this.#process.inputClosed || this.#process.signalled ||
       this.#seen >= this.#expected
     ) {
-      throw new Error("the turn is over");
+      throw new TurnOverError();
     }
     this.#expected++;
     const { frames, echo } = input.steer(text + CARRY_ON);

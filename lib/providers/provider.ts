@@ -154,6 +154,18 @@ export interface SteerAck {
   at: string;
 }
 
+/**
+ * A session's turn is over: a steer sent now waits for the prompt's next
+ * session (a retry or repair attempt), and is refused if the prompt ends
+ * first.
+ */
+export class TurnOverError extends Error {
+  constructor(message = "the turn is over") {
+    super(message);
+    this.name = "TurnOverError";
+  }
+}
+
 /** A steer written to a live session, waiting for the agent to take it. */
 export interface SteerDelivery {
   /**
@@ -263,8 +275,10 @@ export interface Session {
    * instruction to carry on with the unchanged task, a restated task). The
    * steer is delivered only once the returned delivery is acknowledged.
    *
-   * @throws {Error} when the session does not accept input, or the turn is
-   * over: the steer is then refused, never fatal.
+   * @throws {TurnOverError} when the turn is over: the steer waits for the
+   * prompt's next session.
+   * @throws {Error} when the session does not take it: the steer is then
+   * refused, never fatal.
    */
   send(text: string): Promise<SteerDelivery>;
   /**

@@ -31,6 +31,7 @@ import {
   type SessionMeta,
   type SessionRequest,
   type SteerDelivery,
+  TurnOverError,
 } from "./provider.ts";
 import { noteLine } from "./cli_session.ts";
 import { classifyFailure } from "./failure.ts";
@@ -259,7 +260,7 @@ export abstract class RpcSession implements Session {
   /** @inheritdoc */
   async send(text: string): Promise<SteerDelivery> {
     if (this.#turnOver || this.#interrupted || this.#outputEnded) {
-      throw new Error("the turn is over");
+      throw new TurnOverError();
     }
     const ack = new Acknowledger();
     this.#acks.add(ack);

@@ -23,6 +23,7 @@ import {
   type SessionMeta,
   type SessionRequest,
   type SteerDelivery,
+  TurnOverError,
 } from "./provider.ts";
 import { errorText } from "../shared/errors.ts";
 
@@ -202,7 +203,7 @@ class SimulatedSession implements Session {
       return Promise.reject(new Error("this session does not accept input"));
     }
     if (this.#left === 0) {
-      return Promise.reject(new Error("no active turn"));
+      return Promise.reject(new TurnOverError("no active turn"));
     }
     const ack = new Acknowledger();
     this.#inbox.push({ text, ack });

@@ -11,6 +11,7 @@ import {
   type SteerDelivery,
   type SteerLane,
   steerLane,
+  TurnOverError,
 } from "../providers/provider.ts";
 import type { SteerCommand, SteerResult } from "../shared/run_hooks.ts";
 import { errorText } from "../shared/errors.ts";
@@ -93,6 +94,12 @@ export class SteerQueue {
       try {
         delivery = await session.send(steer.text);
       } catch (error) {
+        if (error instanceof TurnOverError) {
+          // Between turns: the prompt's next session takes it, or the
+          // prompt's end refuses it.
+          this.#waiting.unshift(steer);
+          return;
+        }
         await this.settle(steer, {
           delivered: false,
           reason: `the live session refused it: ${errorText(error)}`,

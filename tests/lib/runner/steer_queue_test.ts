@@ -3,6 +3,7 @@ import {
   Acknowledger,
   type Session,
   type SteerDelivery,
+  TurnOverError,
 } from "../../../lib/providers/provider.ts";
 import type {
   SteerCommand,
@@ -175,4 +176,25 @@ Deno.test("SteerQueue does nothing without a live session", async () => {
   assert.equal(settled.length, 0);
   await queue.deliver(fakeSession(true));
   assert.equal(settled[0]?.command.text, "a");
+});
+
+Deno.test("SteerQueue keeps a steer that meets a turn just over for the prompt's next session, and refuses it only when the prompt ends", async () => {
+  const { queue, settled, steered } = recordingQueue();
+  const over = fakeSession(true);
+  over.send = () => Promise.reject(new TurnOverError());
+  queue.push(steer("a"));
+  await queue.deliver(over);
+  await queue.deliver(null);
+  assert.equal(settled.length, 0, "between turns it waits");
+  const next = fakeSession(true);
+  await queue.deliver(next);
+  assert.deepEqual(next.sent, ["a"]);
+  assert.deepEqual(steered, ["a:send_input:echo"]);
+  queue.push(steer("b"));
+  await queue.deliver(over);
+  await queue.refuseWaiting("01", "prompt 01 finished (completed)");
+  assert.deepEqual(
+    settled.map((r) => [r.command.text, r.delivered, r.reason ?? null]),
+    [["a", true, null], ["b", false, "prompt 01 finished (completed)"]],
+  );
 });
