@@ -182,6 +182,8 @@ export class AgentProcess {
 
   /** Ends the process (politely, then killed) and everything it left. */
   async close(): Promise<void> {
+    // Its output is no longer read: nothing holds it open on our account.
+    this.#outputEnded = true;
     clearTimeout(this.#killTimer);
     await this.#child.close(this.#init.graceMs ?? INTERRUPT_GRACE_MS);
     this.#sweepGroup();

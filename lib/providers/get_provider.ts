@@ -5,33 +5,54 @@
  */
 
 import { UsageError } from "../shared/errors.ts";
-import type { Provider } from "./provider.ts";
+import type { Provider, SessionRequest } from "./provider.ts";
 import { createSimulatedProvider } from "./simulated.ts";
-import type { CliProfile } from "./cli_profile.ts";
 import { createCliProvider } from "./cli_provider.ts";
 import { claudeProfile } from "./claude.ts";
 import { codexProfile } from "./codex.ts";
 import { geminiProfile } from "./gemini.ts";
 import { ampProfile } from "./amp.ts";
+import { acpProvider, geminiAcpProvider } from "./acp.ts";
 
-const PROFILES: Record<string, CliProfile | null> = {
-  claude: claudeProfile,
-  codex: codexProfile,
-  gemini: geminiProfile,
-  amp: ampProfile,
+/**
+ * A provider with several transports (`agent.transport`): each session is
+ * started or resumed on the transport its request names, else the first.
+ */
+function byTransport(
+  name: string,
+  transports: [string, Provider][],
+): Provider {
+  const lanes = new Map(transports);
+  const [fallback] = transports[0]!;
+  const pick = (request: SessionRequest): Provider =>
+    lanes.get(request.agent.transport ?? fallback) ?? lanes.get(fallback)!;
+  return {
+    name,
+    defaultModel: lanes.get(fallback)!.defaultModel,
+    start: (request) => pick(request).start(request),
+    resume: (meta, request) => pick(request).resume(meta, request),
+  };
+}
+
+const PROVIDERS: Record<string, () => Provider> = {
+  claude: () => createCliProvider(claudeProfile),
+  codex: () => createCliProvider(codexProfile),
+  gemini: () =>
+    byTransport("gemini", [
+      ["acp", geminiAcpProvider],
+      ["stream_json", createCliProvider(geminiProfile)],
+    ]),
+  amp: () => createCliProvider(ampProfile),
+  acp: () => acpProvider,
 };
 
 /** Providers this version can drive. */
 export const AVAILABLE_PROVIDERS: readonly string[] = [
   "simulated",
-  ...Object.keys(PROFILES).filter((name) => PROFILES[name] !== null),
+  ...Object.keys(PROVIDERS),
 ];
 
-const PLANNED = [
-  ...Object.keys(PROFILES).filter((name) => PROFILES[name] === null),
-  "cursor",
-  "antigravity",
-];
+const PLANNED = ["cursor", "antigravity"];
 
 /**
  * Returns the provider a packet names.
@@ -52,8 +73,8 @@ const PLANNED = [
  */
 export function getProvider(name: string): Provider {
   if (name === "simulated") return createSimulatedProvider();
-  const profile = PROFILES[name];
-  if (profile) return createCliProvider(profile);
+  const make = Object.hasOwn(PROVIDERS, name) ? PROVIDERS[name] : undefined;
+  if (make) return make();
   if (PLANNED.includes(name)) {
     throw new UsageError(
       `Provider "${name}" is not available in this version: available providers are ${

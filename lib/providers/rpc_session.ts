@@ -96,6 +96,7 @@ export abstract class RpcSession implements Session {
   #pidStart: string | null = null;
   #graceTimer: ReturnType<typeof setTimeout> | undefined;
   readonly #acks = new Set<Acknowledger>();
+  #version: string | null;
 
   /**
    * Spawns the agent.
@@ -104,6 +105,7 @@ export abstract class RpcSession implements Session {
    */
   constructor(init: RpcSessionInit) {
     this.#init = init;
+    this.#version = init.version;
     this.request = init.request;
     this.resumeId = init.resumeId;
     this.acceptsInputAfterStart = init.request.agent.steer_lane !== "resume";
@@ -213,6 +215,14 @@ export abstract class RpcSession implements Session {
     }
   }
 
+  /**
+   * The agent named its version (an ACP agent's `initialize` answer), for
+   * one whose `--version` said nothing; before the session is announced.
+   */
+  protected setVersion(version: string): void {
+    if (version && this.#version === null) this.#version = version;
+  }
+
   /** The agent named the model it runs. */
   protected setModel(model: string): void {
     if (model) this.meta.model = model;
@@ -298,7 +308,7 @@ export abstract class RpcSession implements Session {
         model: this.meta.model,
         session_id: id || null,
         provider_session_id: id || null,
-        cli_version: this.#init.version,
+        cli_version: this.#version,
         pid: this.#process.pid,
         pid_start: this.#pidStart,
       },

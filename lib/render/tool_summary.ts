@@ -35,6 +35,7 @@ export function toolKind(name: string): ToolKind {
     case "shell":
     case "command_execution":
     case "run_shell_command":
+    case "execute": // an ACP tool kind
       return "bash";
     case "read":
     case "read_file":
@@ -53,6 +54,7 @@ export function toolKind(name: string): ToolKind {
       return "edit";
     case "grep":
     case "search_file_content":
+    case "search": // an ACP tool kind
       return "grep";
     case "glob":
     case "ls":
@@ -61,6 +63,8 @@ export function toolKind(name: string): ToolKind {
     case "file_change":
     case "apply_patch":
     case "replace":
+    case "delete": // ACP tool kinds
+    case "move":
       return "file_change";
     default:
       return "other";

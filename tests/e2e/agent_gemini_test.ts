@@ -1,9 +1,9 @@
 /**
  * The Gemini CLI end to end: the real `gemini` (0.61.0) against the scripted
  * Gemini API server, first on its own (the dialect), then driven by a real
- * `prompt_runner run` process: tools that really change the repo, status,
- * a steer on the interrupt lane, auth, rate-limit and capacity failures, a
- * dropped stream and a hung server.
+ * `prompt_runner run` process on its `transport: stream_json` lane: tools
+ * that really change the repo, status, a steer on the interrupt lane, auth,
+ * rate-limit and capacity failures, a dropped stream and a hung server.
  *
  * @module
  */
@@ -59,7 +59,10 @@ const VERIFY = {
   ],
 };
 
-/** A packet under `dir` for the fixture's CLI; repairs are off. */
+/**
+ * A packet under `dir` for the fixture's CLI on its stream_json lane (the
+ * ACP lane, gemini's default, is `agent_acp_test.ts`); repairs are off.
+ */
 function geminiPacket(
   dir: string,
   fixture: AgentFixture,
@@ -70,7 +73,11 @@ function geminiPacket(
     timeout_ms?: number;
   } = {},
 ): Promise<AgentPacket> {
-  return makeAgentPacket(dir, fixture, {
+  const streamJson = {
+    ...fixture,
+    agent: { ...fixture.agent, transport: "stream_json" },
+  };
+  return makeAgentPacket(dir, streamJson, {
     verify: options.verify ?? VERIFY,
     body: options.body ?? "Create hello.txt, fix it, and show it.",
     recovery: { repair: { enabled: false }, ...options.recovery },

@@ -18,10 +18,18 @@ import { withTempDir } from "../_helpers/temp_dir.ts";
 
 /** Each CLI's unattended options and its dummy credentials. */
 const OFFLINE: Record<AgentName, {
+  provider?: string;
   agent: Record<string, unknown>;
   env: Record<string, string>;
   classes: string[];
 }> = {
+  // The ACP adapter, driving the claude CLI.
+  "claude-code-acp": {
+    provider: "acp",
+    agent: { env: { IS_SANDBOX: "" } },
+    env: { ANTHROPIC_API_KEY: "sk-ant-dummy-offline" },
+    classes: ["transport_timeout", "transport_disconnect"],
+  },
   claude: {
     agent: { permission_mode: "acceptEdits" },
     env: { ANTHROPIC_API_KEY: "sk-ant-dummy-offline" },
@@ -68,7 +76,7 @@ for (const name of Object.keys(OFFLINE) as AgentName[]) {
         await Deno.mkdir(home);
         const offline = OFFLINE[name];
         const packet = await makeAgentPacket(dir, {
-          provider: name,
+          provider: offline.provider ?? name,
           agent: { bin: agentBin(name), ...offline.agent },
           model: null,
           env: {},

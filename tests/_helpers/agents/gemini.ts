@@ -2,7 +2,8 @@
  * The Gemini CLI fixture for provider e2e tests: the real `gemini` CLI,
  * pointed at the scripted Gemini API server with a dummy key and a HOME in
  * the test's directory, running its tools unattended (`approval_mode:
- * yolo`).
+ * yolo`), on gemini's default transport, ACP (`gemini --acp`); a test of
+ * the older lane adds `transport: stream_json` to the `agent:` block.
  *
  * The HOME gets a `~/.gemini/settings.json` that
  * - selects API-key auth: with `GOOGLE_GEMINI_BASE_URL` set and no auth
