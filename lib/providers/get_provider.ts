@@ -13,6 +13,7 @@ import { codexProfile } from "./codex.ts";
 import { geminiProfile } from "./gemini.ts";
 import { ampProfile } from "./amp.ts";
 import { acpProvider, geminiAcpProvider } from "./acp.ts";
+import { codexAppServerProvider } from "./codex_app_server.ts";
 
 /**
  * A provider with several transports (`agent.transport`): each session is
@@ -36,7 +37,11 @@ function byTransport(
 
 const PROVIDERS: Record<string, () => Provider> = {
   claude: () => createCliProvider(claudeProfile),
-  codex: () => createCliProvider(codexProfile),
+  codex: () =>
+    byTransport("codex", [
+      ["app_server", codexAppServerProvider],
+      ["exec", createCliProvider(codexProfile)],
+    ]),
   gemini: () =>
     byTransport("gemini", [
       ["acp", geminiAcpProvider],

@@ -1,7 +1,9 @@
 /**
- * The real `codex` CLI (0.171.0) against the scripted Responses API server:
- * first the dialect alone (codex really runs its tools), then the real
- * `prompt_runner run` process driving it — verify, studio rendering, the
+ * The real `codex` CLI (0.171.0) against the scripted Responses API server,
+ * on the `exec` lane (`agent.transport: exec`; the default app-server lane
+ * is `agent_codex_live_test.ts`): first the dialect alone (codex really
+ * runs its tools), then the real `prompt_runner run` process driving
+ * `codex exec --json` — verify, studio rendering, the
  * control plane's counts, a steer on the interrupt lane, failure classes
  * and recovery, and the timeout that leaves no process behind.
  *
@@ -15,7 +17,7 @@ import {
   CODEX_DUMMY_KEY,
   CODEX_TEST_MODEL,
   codexConfig,
-  codexFixture,
+  codexExecFixture,
 } from "../_helpers/agents/codex.ts";
 import type { AgentFixture } from "../_helpers/agents/fixture.ts";
 import { makeAgentPacket } from "../_helpers/agents/packet.ts";
@@ -270,14 +272,14 @@ Deno.test({
   },
 });
 
-// --- the runner driving codex -------------------------------------------
+// --- the runner driving codex on its exec lane (transport: exec) --------
 
 async function withCodex(
   replies: ScriptedReply[],
   fn: (fixture: AgentFixture, dir: string) => Promise<void>,
 ): Promise<void> {
   await withTempDir(async (dir) => {
-    const fixture = await codexFixture(dir, replies);
+    const fixture = await codexExecFixture(dir, replies);
     try {
       await fn(fixture, dir);
     } finally {

@@ -11,7 +11,9 @@
  * runner's own recovery is what a test sees. Custom providers speak HTTPS
  * only, so no WebSocket is tried. The model is `gpt-5.5`, whose tools are
  * `exec_command` and a freeform `apply_patch` (Codex's default model wraps
- * them in a JavaScript `exec` tool; the dialect speaks both).
+ * them in a JavaScript `exec` tool; the dialect speaks both). Codex runs on
+ * its default transport, `codex app-server`; `codexExecFixture` runs
+ * `codex exec --json`.
  *
  * @module
  */
@@ -42,10 +44,22 @@ export function codexConfig(url: string): Record<string, string | number> {
   };
 }
 
-/** Starts the server and sets up Codex for a test in `dir`. */
-export const codexFixture: FixtureFactory = async (
+/** What a codex test may change in the fixture's `agent:` block. */
+export interface CodexFixtureOptions {
+  /** `agent.transport`: absent for the default (`app_server`), or `exec`. */
+  transport?: "app_server" | "exec";
+  /** Keys that replace the fixture's (`sandbox`, `approval_policy`, …). */
+  agent?: Record<string, unknown>;
+}
+
+/**
+ * Starts the server and sets up Codex for a test in `dir`: on its default
+ * transport (`codex app-server`) unless `options.transport` says `exec`.
+ */
+export const codexFixture = async (
   dir: string,
   replies: ScriptedReply[],
+  options: CodexFixtureOptions = {},
 ): Promise<AgentFixture> => {
   const bin = agentBin("codex");
   if (bin === null) throw new Error("The codex CLI is not installed");
@@ -59,6 +73,8 @@ export const codexFixture: FixtureFactory = async (
       sandbox: "workspace-write",
       approval_policy: "never",
       config: codexConfig(server.url),
+      ...(options.transport ? { transport: options.transport } : {}),
+      ...options.agent,
     },
     model: CODEX_TEST_MODEL,
     env: {
@@ -70,3 +86,9 @@ export const codexFixture: FixtureFactory = async (
     close: () => server.close(),
   };
 };
+
+/** The fixture on the `exec` lane (`codex exec --json`). */
+export const codexExecFixture: FixtureFactory = (
+  dir: string,
+  replies: ScriptedReply[],
+): Promise<AgentFixture> => codexFixture(dir, replies, { transport: "exec" });

@@ -1,0 +1,621 @@
+/**
+ * Codex's live lane, the default `agent.transport` (`app_server`):
+ * `codex app-server` (0.171.0), JSON-RPC 2.0 on stdio, one process per
+ * attempt. `transport: exec` is the one-shot lane in `codex.ts`.
+ *
+ * - Argv: `codex app-server` with the prompt's settings as `-c key=value`
+ *   (`model`, `sandbox_mode` from `agent.sandbox`, default
+ *   `workspace-write`, `model_reasoning_effort`, `approval_policy`, default
+ *   `never`, then `agent.config`; `agent.add_dirs` become
+ *   `sandbox_workspace_write.writable_roots`). The environment is the
+ *   runner's: a `CODEX_HOME` that is set must exist (codex exits at once
+ *   otherwise).
+ * - Handshake: `initialize`, `initialized`; then `thread/start {cwd}`, or
+ *   `thread/resume {threadId}` for a resume (after a failure, or on
+ *   `steer_lane: resume`); then `turn/start` with the prompt.
+ * - Notifications become canonical events in `_codex_app_items.ts`; the
+ *   stream ends at the `turn/completed` of the last turn.
+ * - A steer never restarts codex: `turn/steer {threadId, expectedTurnId,
+ *   input, clientUserMessageId}` into the turn in flight, acknowledged
+ *   (`turn_steer`) when the `userMessage` item that echoes it arrives
+ *   (measured: when the model reply in flight ends). With no turn in flight
+ *   (or when `turn/steer` is refused because the turn just ended) it is a
+ *   new `turn/start` on the same thread, acknowledged (`turn_start`) at its
+ *   echo; the stream stays open until that turn completes. A steer codex
+ *   accepted but never echoed before its turn completed goes out again as
+ *   a new turn.
+ * - An interrupt (timeout, stop) is `turn/interrupt`; the core signals the
+ *   process group when the turn has not ended after its grace period.
+ * - Approval requests are answered at once, from the packet's policy: see
+ *   {@linkcode codexApprovalAnswer}.
+ *
+ * @module
+ */
+
+import denoJson from "../../deno.json" with { type: "json" };
+import { CodexAppItems, type TurnEnd } from "./_codex_app_items.ts";
+import { text } from "./_fields.ts";
+import {
+  CODEX_DEFAULT_APPROVAL_POLICY,
+  CODEX_DEFAULT_SANDBOX,
+  codexProfile,
+  type CodexSetting,
+  codexSettingArgs,
+} from "./codex.ts";
+import type { CliFailure } from "./cli_profile.ts";
+import { prepareAgentLaunch, spawnError } from "./cli_provider.ts";
+import { JsonRpcError } from "./json_rpc.ts";
+import {
+  type Acknowledger,
+  type Provider,
+  type ResumeRequest,
+  type Session,
+  type SessionMeta,
+  type SessionRequest,
+  TurnOverError,
+} from "./provider.ts";
+import { RpcSession, type RpcSessionInit } from "./rpc_session.ts";
+import type { AgentOptions } from "../packet/agent_options.ts";
+import { CARRY_ON } from "../shared/carry_on.ts";
+import { errorText } from "../shared/errors.ts";
+import { isRecord } from "../shared/is_record.ts";
+
+/** How long the handshake's and a turn's requests may take to be answered. */
+const REQUEST_TIMEOUT_MS = 60_000;
+
+/** The server requests that ask for an approval, and what each refuses with. */
+const APPROVALS: Record<string, unknown> = {
+  "item/commandExecution/requestApproval": { decision: "decline" },
+  "item/fileChange/requestApproval": { decision: "decline" },
+  // Granting an empty profile grants nothing.
+  "item/permissions/requestApproval": { permissions: {}, scope: "turn" },
+  execCommandApproval: {
+    decision: { denied: { rejection: "refused by the packet's policy" } },
+  },
+  applyPatchApproval: {
+    decision: { denied: { rejection: "refused by the packet's policy" } },
+  },
+};
+
+/**
+ * The `codex app-server` argv for a request.
+ *
+ * @example Usage
+ * ```ts
+ * import { codexAppServerArgs } from "./codex_app_server.ts";
+ * import { DEFAULT_AGENT_OPTIONS } from "../packet/agent_options.ts";
+ * import assert from "node:assert/strict";
+ *
+ * assert.deepEqual(
+ *   codexAppServerArgs({ model: "gpt-5.5", agent: DEFAULT_AGENT_OPTIONS }),
+ *   [
+ *     "app-server",
+ *     "-c", 'model="gpt-5.5"',
+ *     "-c", 'sandbox_mode="workspace-write"',
+ *     "-c", 'approval_policy="never"',
+ *   ],
+ * );
+ * ```
+ */
+export function codexAppServerArgs(
+  request: Pick<SessionRequest, "model" | "agent">,
+): string[] {
+  const options = request.agent;
+  const first: CodexSetting[] = [];
+  if (request.model) first.push(["model", request.model]);
+  first.push(["sandbox_mode", options.sandbox ?? CODEX_DEFAULT_SANDBOX]);
+  const args = ["app-server", ...codexSettingArgs(options, first)];
+  if (options.add_dirs.length > 0) {
+    // A TOML array of strings is written as JSON writes it.
+    args.push(
+      "-c",
+      `sandbox_workspace_write.writable_roots=${
+        JSON.stringify(options.add_dirs)
+      }`,
+    );
+  }
+  return args;
+}
+
+/**
+ * The answer to a server request: an approval is refused (`decline`, an
+ * empty permission grant, `denied`), with `approval: true`; any other
+ * request is answered as codex reads "no" (an elicitation declined, no
+ * answers to a question), or `null` when it is not one this client takes.
+ *
+ * Why every approval is refused: codex asks only when the packet's
+ * `approval_policy` (`on-request`, `on-failure`, a granular policy) leaves
+ * the decision to a person, and a run has no person at the console to ask.
+ * Approving on the packet's behalf would let the agent do what its policy
+ * withheld; leaving the request waiting would hang the run. So the answer
+ * is the refusal the policy implies, given at once.
+ *
+ * @example Usage
+ * ```ts
+ * import { codexApprovalAnswer } from "./codex_app_server.ts";
+ * import assert from "node:assert/strict";
+ *
+ * assert.deepEqual(
+ *   codexApprovalAnswer("item/fileChange/requestApproval"),
+ *   { approval: true, result: { decision: "decline" } },
+ * );
+ * assert.equal(codexApprovalAnswer("account/chatgptAuthTokens/refresh"), null);
+ * ```
+ */
+export function codexApprovalAnswer(
+  method: string,
+): { approval: boolean; result: unknown } | null {
+  if (Object.hasOwn(APPROVALS, method)) {
+    return { approval: true, result: APPROVALS[method] };
+  }
+  switch (method) {
+    case "mcpServer/elicitation/request":
+      return { approval: false, result: { action: "decline" } };
+    case "item/tool/requestUserInput":
+      return { approval: false, result: { answers: {} } };
+    case "item/tool/call":
+      return { approval: false, result: { contentItems: [], success: false } };
+    default:
+      return null;
+  }
+}
+
+/** The approval policy codex runs with: `agent.config`'s, else the key's. */
+function approvalPolicy(options: AgentOptions): string {
+  return String(
+    options.config.approval_policy ?? options.approval_policy ??
+      CODEX_DEFAULT_APPROVAL_POLICY,
+  );
+}
+
+function field(value: unknown, key: string): unknown {
+  return isRecord(value) ? value[key] : undefined;
+}
+
+/** The tool an approval request is about, for a call codex never announced. */
+function approvalTool(
+  method: string,
+  params: unknown,
+): { id: string; name: string; input: Record<string, unknown> } {
+  const id = text(field(params, "itemId")) ?? text(field(params, "callId")) ??
+    `approval-${crypto.randomUUID()}`;
+  const command = field(params, "command");
+  const commandText = Array.isArray(command)
+    ? command.filter((part) => typeof part === "string").join(" ")
+    : text(command) ?? "";
+  if (method.includes("ommandExecution") || method === "execCommandApproval") {
+    return { id, name: "command_execution", input: { command: commandText } };
+  }
+  if (method.includes("ileChange") || method === "applyPatchApproval") {
+    const files = field(params, "fileChanges");
+    const changes = isRecord(files)
+      ? Object.keys(files).map((path) => ({ path, kind: "update", diff: "" }))
+      : [];
+    return { id, name: "file_change", input: { changes } };
+  }
+  return {
+    id,
+    name: "permissions",
+    input: {
+      permissions: field(params, "permissions") ?? null,
+      reason: text(field(params, "reason")),
+    },
+  };
+}
+
+/** What an approval was for, in words. */
+function approvalWhat(
+  tool: { name: string; input: Record<string, unknown> },
+): string {
+  if (tool.name === "command_execution") {
+    return `the command ${JSON.stringify(tool.input.command ?? "")}`;
+  }
+  if (tool.name === "file_change" && Array.isArray(tool.input.changes)) {
+    const paths = tool.input.changes.map((c) => text(field(c, "path")) ?? "")
+      .filter(Boolean);
+    return paths.length > 0
+      ? `a change to ${paths.join(", ")}`
+      : "a file change";
+  }
+  return tool.name === "permissions"
+    ? "more permissions"
+    : `the tool ${tool.name}`;
+}
+
+/** A steer codex has yet to echo. */
+interface PendingSteer {
+  acks: Acknowledger[];
+  /** The text sent (the operator's words and {@linkcode CARRY_ON}). */
+  text: string;
+  mechanism: "turn_steer" | "turn_start";
+}
+
+/**
+ * One `codex app-server` process running one attempt (`init.args` is
+ * {@linkcode codexAppServerArgs}; a test may run a stand-in instead).
+ */
+export class CodexAppSession extends RpcSession {
+  readonly #items = new CodexAppItems();
+  #threadId = "";
+  /** The latest turn this session started or steered into. */
+  #turnId: string | null = null;
+  /** Whether `#turnId` is running. */
+  #open = false;
+  /** How each turn of this session that ended did. */
+  readonly #ends = new Map<string, TurnEnd>();
+  /** How the latest turn ended, once one did. */
+  #lastEnd: TurnEnd | null = null;
+  /** `turn/start` and `turn/steer` requests not answered yet. */
+  #inFlight = 0;
+  /** Settles once the `turn/start` in flight (if any) was answered. */
+  #starting: Promise<void> | null = null;
+  /** Resolves once the first turn was started (or could not be). */
+  readonly #ready = Promise.withResolvers<void>();
+  /** Steers by the `clientUserMessageId` their echo carries. */
+  readonly #pending = new Map<string, PendingSteer>();
+  /** What the policy refused, in words. */
+  readonly #denials: string[] = [];
+
+  protected override async begin(): Promise<void> {
+    try {
+      await this.#begin();
+    } finally {
+      this.#ready.resolve();
+    }
+  }
+
+  async #begin(): Promise<void> {
+    const timeout = { timeoutMs: REQUEST_TIMEOUT_MS };
+    await this.rpc.request("initialize", {
+      clientInfo: { name: "prompt_runner", version: denoJson.version },
+    }, timeout);
+    await this.rpc.notify("initialized", {});
+    const cwd = this.request.cwd;
+    let answer: unknown;
+    if (this.resumeId !== null) {
+      try {
+        answer = await this.rpc.request("thread/resume", {
+          threadId: this.resumeId,
+          cwd,
+          excludeTurns: true,
+        }, timeout);
+      } catch (error) {
+        if (!(error instanceof JsonRpcError)) throw error;
+        return this.fail({
+          kind: "provider_config_claim",
+          message: `codex cannot resume thread "${this.resumeId}": ${
+            errorText(error)
+          }`,
+        });
+      }
+    } else {
+      answer = await this.rpc.request("thread/start", { cwd }, timeout);
+    }
+    const thread = field(answer, "thread");
+    const id = text(field(thread, "id")) ?? this.resumeId;
+    if (id === null || id === "") {
+      return this.fail({
+        kind: "protocol_error",
+        message: `codex answered thread/${
+          this.resumeId === null ? "start" : "resume"
+        } with no thread id: ${JSON.stringify(answer).slice(0, 300)}`,
+      });
+    }
+    this.#threadId = id;
+    this.setSessionId(id);
+    const model = text(field(answer, "model")) ?? text(field(thread, "model"));
+    if (model) this.setModel(model);
+    if (this.interrupted) return this.endTurn();
+    await this.#startTurn(this.request.text, null);
+  }
+
+  /**
+   * Starts a turn on the thread; `steer`, when it carries steers, is
+   * acknowledged at the turn's echo of it. Throws when codex refused.
+   */
+  async #startTurn(input: string, steer: PendingSteer | null): Promise<void> {
+    const clientId = crypto.randomUUID();
+    if (steer !== null) this.#pending.set(clientId, steer);
+    this.#inFlight++;
+    const { promise, resolve } = Promise.withResolvers<void>();
+    this.#starting = promise;
+    try {
+      const answer = await this.rpc.request("turn/start", {
+        threadId: this.#threadId,
+        input: [{ type: "text", text: input }],
+        clientUserMessageId: clientId,
+      }, { timeoutMs: REQUEST_TIMEOUT_MS });
+      const id = text(field(field(answer, "turn"), "id"));
+      if (id !== null) this.#began(id);
+      if (this.interrupted && this.#open) {
+        this.#interrupt().catch((error) =>
+          this.note(
+            `[prompt_runner] the codex interrupt failed: ${errorText(error)}`,
+          )
+        );
+      }
+    } catch (error) {
+      this.#pending.delete(clientId);
+      for (const ack of steer?.acks ?? []) {
+        ack.refuse(`codex refused the new turn: ${errorText(error)}`);
+      }
+      throw error;
+    } finally {
+      this.#inFlight--;
+      this.#starting = null;
+      resolve();
+      this.#settle();
+    }
+  }
+
+  /** A turn of ours is running (or, named late, has ended already). */
+  #began(turnId: string): void {
+    this.#items.ownTurn(turnId);
+    this.#turnId = turnId;
+    const end = this.#ends.get(turnId);
+    this.#open = end === undefined;
+    if (end !== undefined) this.#lastEnd = end;
+  }
+
+  protected override onNotification(method: string, params: unknown): void {
+    const step = this.#items.notification(method, params);
+    if (step.note !== undefined) this.note(step.note);
+    if (step.userMessage !== undefined) this.#echoed(step.userMessage);
+    this.emit(...step.events);
+    if (step.turnStarted !== undefined) {
+      this.#began(step.turnStarted);
+      this.#settle();
+    }
+    if (step.turnEnded !== undefined) {
+      const { turnId, end } = step.turnEnded;
+      this.#ends.set(turnId, end);
+      if (turnId !== this.#turnId) {
+        // An earlier turn, or one whose turn/start is still unanswered.
+        this.note(`[prompt_runner] codex ended turn ${turnId} (${end.status})`);
+        return;
+      }
+      this.#open = false;
+      this.#lastEnd = end;
+      this.#settle();
+    }
+  }
+
+  /** A `userMessage` item: the echo of a steer, when it is one of ours. */
+  #echoed(message: { clientId: string | null; text: string }): void {
+    let key = message.clientId;
+    if (key === null || !this.#pending.has(key)) {
+      key = [...this.#pending].find(([, steer]) =>
+        steer.text.trim() === message.text.trim()
+      )?.[0] ?? null;
+    }
+    if (key === null) return;
+    const steer = this.#pending.get(key)!;
+    this.#pending.delete(key);
+    this.note(
+      `[prompt_runner] codex echoed the steer (${steer.mechanism})`,
+    );
+    for (const ack of steer.acks) ack.acknowledge(steer.mechanism);
+  }
+
+  /**
+   * Ends the stream once no turn runs and none is being started: with the
+   * last turn's outcome, or by sending again, as a new turn, the steers
+   * codex accepted but never echoed before its turn completed.
+   */
+  #settle(): void {
+    if (this.turnOver || this.#inFlight > 0 || this.#open) return;
+    const end = this.#lastEnd;
+    if (end === null) return;
+    if (this.interrupted) return this.endTurn();
+    const lost = [...this.#pending].filter(([, steer]) =>
+      steer.mechanism === "turn_steer"
+    );
+    if (lost.length > 0 && end.status === "completed") {
+      for (const [key] of lost) this.#pending.delete(key);
+      const steer: PendingSteer = {
+        acks: lost.flatMap(([, s]) => s.acks),
+        text: lost.map(([, s]) => s.text).join("\n\n"),
+        mechanism: "turn_start",
+      };
+      this.note(
+        "[prompt_runner] the turn ended before codex took the steer: a new turn carries it",
+      );
+      this.#startTurn(steer.text, steer).catch((error) =>
+        this.note(`[prompt_runner] codex refused the turn: ${errorText(error)}`)
+      );
+      return;
+    }
+    this.#finish(end);
+  }
+
+  #finish(end: TurnEnd): void {
+    if (this.#denials.length > 0) {
+      // As Claude's permission_denials: the turn did not do what the packet
+      // asked (a step was refused), and another try under the same policy
+      // is refused again, so the outcome is approval_denied even when codex
+      // carried on and ended its turn well.
+      return this.fail(this.#deniedFailure());
+    }
+    if (end.status === "completed") {
+      this.emit({ type: "run_completed", data: { stop_reason: "end_turn" } });
+      return this.endTurn();
+    }
+    if (end.status === "failed") return this.fail(end.failure);
+    this.fail({
+      kind: "user_cancelled",
+      message: "codex interrupted its turn",
+    });
+  }
+
+  #deniedFailure(): CliFailure {
+    const policy = approvalPolicy(this.request.agent);
+    return {
+      kind: "approval_denied",
+      message: `codex asked for approval of ${
+        [...new Set(this.#denials)].join("; ")
+      }, refused: approval_policy "${policy}" leaves it to a person and a run has none to ask (set agent.approval_policy: never, and agent.sandbox, to let codex act unasked)`,
+    };
+  }
+
+  protected override onRequest(method: string, params: unknown): unknown {
+    const answer = codexApprovalAnswer(method);
+    if (answer === null) {
+      throw new JsonRpcError(
+        -32601,
+        `Method not found: ${method} (prompt_runner answers approvals only)`,
+      );
+    }
+    if (!answer.approval) {
+      this.note(`[prompt_runner] codex asked ${method}: declined`);
+      return answer.result;
+    }
+    const fallback = approvalTool(method, params);
+    const tool = this.#items.toolOf(fallback.id) ?? fallback;
+    const what = approvalWhat(tool);
+    const policy = approvalPolicy(this.request.agent);
+    const reason =
+      `the packet's approval_policy "${policy}" leaves ${what} to a person, and a run has none to ask`;
+    this.#denials.push(what);
+    this.note(`[prompt_runner] refused ${method}: ${reason}`);
+    this.emit(...this.#items.denied(fallback.id, { reason, tool }));
+    return answer.result;
+  }
+
+  protected override async steer(
+    text: string,
+    ack: Acknowledger,
+  ): Promise<void> {
+    await this.#ready.promise;
+    while (this.#starting !== null) await this.#starting;
+    if (this.turnOver || this.interrupted || this.#threadId === "") {
+      throw new TurnOverError();
+    }
+    const input = text + CARRY_ON;
+    const turnId = this.#turnId;
+    if (this.#open && turnId !== null) {
+      const clientId = crypto.randomUUID();
+      this.#pending.set(clientId, {
+        acks: [ack],
+        text: input,
+        mechanism: "turn_steer",
+      });
+      this.#inFlight++;
+      let refused: unknown = null;
+      try {
+        await this.rpc.request("turn/steer", {
+          threadId: this.#threadId,
+          expectedTurnId: turnId,
+          input: [{ type: "text", text: input }],
+          clientUserMessageId: clientId,
+        }, { timeoutMs: REQUEST_TIMEOUT_MS });
+        this.note(`[prompt_runner] steer: turn/steer into turn ${turnId}`);
+      } catch (error) {
+        this.#pending.delete(clientId);
+        refused = error;
+      }
+      this.#inFlight--;
+      if (refused === null) {
+        // The turn may have ended meanwhile: settle what it left.
+        return this.#settle();
+      }
+      if (this.turnOver || this.interrupted) {
+        this.#settle();
+        throw new TurnOverError();
+      }
+      if (!(refused instanceof JsonRpcError)) {
+        this.#settle();
+        throw refused;
+      }
+      this.note(
+        `[prompt_runner] codex refused turn/steer (${refused.message}): a new turn/start on the same thread`,
+      );
+    }
+    this.note("[prompt_runner] steer: a new turn/start on the same thread");
+    await this.#startTurn(input, {
+      acks: [ack],
+      text: input,
+      mechanism: "turn_start",
+    });
+  }
+
+  protected override async interruptTurn(): Promise<void> {
+    // A turn still being started is interrupted once codex names it.
+    if (this.#open) await this.#interrupt();
+    else this.#settle();
+  }
+
+  async #interrupt(): Promise<void> {
+    if (this.#turnId === null) return;
+    await this.rpc.request("turn/interrupt", {
+      threadId: this.#threadId,
+      turnId: this.#turnId,
+    }, { timeoutMs: REQUEST_TIMEOUT_MS });
+  }
+}
+
+async function launch(
+  request: SessionRequest,
+  resumeId: string | null,
+): Promise<Session> {
+  const args = codexAppServerArgs(request);
+  const live = request.agent.steer_lane !== "resume";
+  const agent = await prepareAgentLaunch(codexProfile, request, {
+    args,
+    env: {},
+    lane: live
+      ? "send_input (codex app-server: turn/steer into the turn in flight)"
+      : "interrupt_and_resume (codex app-server: turn/interrupt, then thread/resume)",
+  });
+  const home = agent.env.CODEX_HOME;
+  if (home !== undefined && home !== "") {
+    const exists = await Deno.stat(home).then(() => true, () => false);
+    if (!exists) {
+      throw new Error(
+        `CODEX_HOME points to "${home}", which does not exist: codex would exit at once; create it or unset CODEX_HOME`,
+      );
+    }
+  }
+  const init: RpcSessionInit = {
+    name: "codex",
+    bin: agent.bin,
+    args,
+    env: agent.env,
+    request,
+    resumeId,
+    model: request.model || codexProfile.defaultModel,
+    version: agent.version,
+  };
+  try {
+    return new CodexAppSession(init);
+  } catch (error) {
+    throw spawnError("codex", agent, error);
+  }
+}
+
+/**
+ * Codex on `codex app-server`: a new thread per attempt, `thread/resume`
+ * for a resume.
+ *
+ * @example Usage
+ * ```ts
+ * import { codexAppServerProvider } from "./codex_app_server.ts";
+ * import assert from "node:assert/strict";
+ *
+ * assert.equal(codexAppServerProvider.name, "codex");
+ * ```
+ */
+export const codexAppServerProvider: Provider = {
+  name: "codex",
+  defaultModel: codexProfile.defaultModel,
+  start: (request: SessionRequest) => launch(request, null),
+  resume: (meta: SessionMeta, request: ResumeRequest) => {
+    if (!meta.session_id) {
+      return Promise.reject(
+        new Error(
+          "codex never reported its thread id: resuming would start a fresh thread",
+        ),
+      );
+    }
+    return launch(request, meta.session_id);
+  },
+};
