@@ -44,6 +44,33 @@ export const INTERRUPT_GRACE_MS = 3000;
  */
 export const LEADER_EXIT_GRACE_MS = 1000;
 
+/** A line of a Rust backtrace: it names nothing a reader can act on. */
+const BACKTRACE_LINE =
+  /^\s*(stack backtrace:?|\d+: <unknown>|at <unknown>)\s*$/i;
+
+/**
+ * The last lines of a CLI's stderr worth quoting in a failure: a Rust
+ * backtrace (codex prints one after its error) is left out, so the error
+ * itself is what the message quotes.
+ *
+ * @example Usage
+ * ```ts
+ * import { stderrTail } from "./agent_process.ts";
+ * import assert from "node:assert/strict";
+ *
+ * assert.equal(
+ *   stderrTail(["Error: no", "", "Stack backtrace:", "   0: <unknown>"]),
+ *   "Error: no",
+ * );
+ * ```
+ */
+export function stderrTail(lines: string[], count = 5): string {
+  return lines.filter((line) =>
+    line.trim() !== "" && !BACKTRACE_LINE.test(line)
+  )
+    .slice(-count).join(" | ");
+}
+
 /** What an agent process is started with. */
 export interface AgentProcessInit {
   /** The provider's name, for transcript lines. */

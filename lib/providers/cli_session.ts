@@ -22,7 +22,7 @@
 
 import type { CliProfile } from "./cli_profile.ts";
 import { failureEvents } from "./failure_events.ts";
-import { AgentProcess } from "./agent_process.ts";
+import { AgentProcess, stderrTail } from "./agent_process.ts";
 import {
   Acknowledger,
   type AgentProcessRef,
@@ -291,9 +291,7 @@ export class CliSession implements Session {
       message: `${name} exited (${
         exit.signal ? `signal ${exit.signal}` : `code ${exit.code}`
       }) without finishing its turn${
-        exit.stderr.length
-          ? `; stderr: ${exit.stderr.slice(-5).join(" | ")}`
-          : ""
+        exit.stderr.length ? `; stderr: ${stderrTail(exit.stderr)}` : ""
       }`,
     });
     if (failure === null) return;

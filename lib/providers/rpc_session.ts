@@ -20,7 +20,11 @@
  * @module
  */
 
-import { AgentProcess, INTERRUPT_GRACE_MS } from "./agent_process.ts";
+import {
+  AgentProcess,
+  INTERRUPT_GRACE_MS,
+  stderrTail,
+} from "./agent_process.ts";
 import type { CliFailure } from "./cli_profile.ts";
 import { failureEvents } from "./failure_events.ts";
 import { JsonRpcPeer } from "./json_rpc.ts";
@@ -398,9 +402,7 @@ export abstract class RpcSession implements Session {
       message: `${name} exited (${
         exit.signal ? `signal ${exit.signal}` : `code ${exit.code}`
       }) without finishing its turn${
-        exit.stderr.length
-          ? `; stderr: ${exit.stderr.slice(-5).join(" | ")}`
-          : ""
+        exit.stderr.length ? `; stderr: ${stderrTail(exit.stderr)}` : ""
       }`,
     });
     if (!this.#started) {

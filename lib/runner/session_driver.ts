@@ -81,6 +81,13 @@ class IdleWatch {
     }
   }
 
+  /** Ends the current wait at once, as if `ms` had passed. */
+  wake(): void {
+    const wake = this.#wake;
+    this.#wake = null;
+    wake?.(null);
+  }
+
   /** Clears the timer. */
   stop(): void {
     clearTimeout(this.#timer);
@@ -351,6 +358,9 @@ async function* paced(
 ): AsyncGenerator<ProviderEvent> {
   const iterator = session.events[Symbol.asyncIterator]();
   const watch = new IdleWatch(IDLE_TICK_MS);
+  // An agent's acknowledgement of a steer may come with no event after it
+  // (Codex's echo): it is reported at once, not at the next idle tick.
+  ctx.steers.onKnown = () => watch.wake();
   try {
     for (;;) {
       const next = iterator.next();
@@ -366,6 +376,7 @@ async function* paced(
       yield result.value;
     }
   } finally {
+    ctx.steers.onKnown = null;
     watch.stop();
     await iterator.return?.();
   }

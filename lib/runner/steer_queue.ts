@@ -69,6 +69,8 @@ export class SteerQueue {
   #waiting: SteerCommand[] = [];
   #interrupting: SteerCommand | null = null;
   #inFlight: InFlight[] = [];
+  /** Called when an in-flight steer's fate becomes known. */
+  onKnown: (() => void) | null = null;
 
   constructor(report: SteerQueueReport) {
     this.#report = report;
@@ -140,7 +142,7 @@ export class SteerQueue {
           reason: `the agent never acknowledged it: ${errorText(error)}`,
         };
       },
-    );
+    ).finally(() => this.onKnown?.());
     this.#inFlight.push(entry);
   }
 

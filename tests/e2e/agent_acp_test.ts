@@ -19,8 +19,8 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { agentAvailable, agentBin } from "../_helpers/agent_cli.ts";
-import { claudeBin, claudeEnv } from "../_helpers/agents/claude.ts";
+import { agentAvailable } from "../_helpers/agent_cli.ts";
+import { claudeAcpFixture } from "../_helpers/agents/claude_acp.ts";
 import type { AgentFixture } from "../_helpers/agents/fixture.ts";
 import { geminiFixture } from "../_helpers/agents/gemini.ts";
 import {
@@ -29,48 +29,10 @@ import {
 } from "../_helpers/agents/packet.ts";
 import { watchDescendants } from "../_helpers/fake_cli/proc_tree.ts";
 import { readJsonl, startRun } from "../_helpers/live_run.ts";
-import { startAnthropicServer } from "../_helpers/model_server/anthropic.ts";
 import type { ScriptedReply } from "../_helpers/model_server/server.ts";
 import { runCli, waitFor } from "../_helpers/run_cli.ts";
 
 type Json = Record<string, unknown>;
-
-/**
- * `claude-code-acp` driving the real `claude` (`CLAUDE_CODE_EXECUTABLE`)
- * against the scripted Anthropic server. `IS_SANDBOX` is emptied: with it
- * set, the adapter asks claude to allow skipping permissions, which claude
- * refuses as root (`session/new` then fails with "Query closed before
- * response received").
- */
-async function claudeAcpFixture(
-  dir: string,
-  replies: ScriptedReply[],
-): Promise<AgentFixture> {
-  const bin = agentBin("claude-code-acp");
-  const claude = claudeBin();
-  if (bin === null || claude === null) {
-    throw new Error("Cannot find claude-code-acp and claude");
-  }
-  const server = await startAnthropicServer(replies);
-  const env = claudeEnv(dir, server.url);
-  await Deno.mkdir(env.HOME!, { recursive: true });
-  return {
-    provider: "acp",
-    agent: {
-      bin,
-      env: {
-        CLAUDE_CODE_EXECUTABLE: claude,
-        CLAUDE_CODE_MAX_RETRIES: "0",
-        IS_SANDBOX: "",
-      },
-      permissions: { read: "allow", edit: "allow", execute: "allow" },
-    },
-    model: null,
-    env,
-    server,
-    close: () => server.close(),
-  };
-}
 
 /** One agent on the ACP lane, as these tests drive it. */
 interface AcpAgent {

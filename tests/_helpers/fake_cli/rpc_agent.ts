@@ -54,7 +54,9 @@ async function handle(message: Record<string, unknown>): Promise<void> {
         notify("say", { text: "hi" });
         notify("done", {});
       } else if (mode === "die") {
-        console.error("boom: the agent fell over");
+        // As codex does: the error, then a long Rust backtrace.
+        console.error("boom: the agent fell over\n\nStack backtrace:");
+        for (let i = 0; i < 8; i++) console.error(`   ${i}: <unknown>`);
         Deno.exit(3);
       } else if (mode === "ask") {
         const answer = await ask("permission", { kind: "edit" });

@@ -198,3 +198,20 @@ Deno.test("SteerQueue keeps a steer that meets a turn just over for the prompt's
     [["a", true, null], ["b", false, "prompt 01 finished (completed)"]],
   );
 });
+
+Deno.test("SteerQueue calls onKnown as soon as an in-flight steer's fate is known, so the driver reports it without waiting for an event", async () => {
+  const { queue, settled } = recordingQueue();
+  const session = fakeSession(true, false, "later");
+  let woken = 0;
+  queue.onKnown = () => woken++;
+  queue.push(steer("a"));
+  await queue.deliver(session);
+  assert.equal(woken, 0);
+  session.acks[0]!.acknowledge("turn_steer");
+  await session.acks[0]!.delivery.acknowledged;
+  await Promise.resolve();
+  assert.equal(woken, 1);
+  assert.equal(settled.length, 0, "reported at the driver's next boundary");
+  await queue.deliver(session);
+  assert.equal(settled[0]?.mechanism, "turn_steer");
+});
