@@ -13,6 +13,7 @@ import {
   readTextIfExists,
 } from "../shared/files.ts";
 import { type ControlPaths, safeName } from "./paths.ts";
+import type { SteerResult } from "../shared/run_hooks.ts";
 
 /** One delivered steer. */
 export interface InterventionRecord {
@@ -30,6 +31,27 @@ export interface InterventionRecord {
   acknowledged_at: string | undefined;
   run_id: string;
   request_id: string;
+}
+
+/** The record of a steer its lane delivered, in run `runId`. */
+export function interventionOf(
+  result: SteerResult,
+  runId: string,
+): InterventionRecord {
+  const steer = result.command;
+  return {
+    at: new Date().toISOString(),
+    prompt: steer.prompt_id,
+    attempt: result.attempt,
+    author: steer.author,
+    text: steer.text,
+    provider: result.provider,
+    delivery: result.delivery,
+    mechanism: result.mechanism,
+    acknowledged_at: result.acknowledged_at,
+    run_id: runId,
+    request_id: steer.request_id,
+  };
 }
 
 /** Appends (synced) one delivered steer to its prompt's file. */

@@ -21,7 +21,11 @@ import type {
 } from "../shared/run_hooks.ts";
 import { openStateRoot } from "../shared/state_root.ts";
 import type { ViewSettings } from "../shared/view.ts";
-import { deliveredSteers, recordIntervention } from "./_interventions.ts";
+import {
+  deliveredSteers,
+  interventionOf,
+  recordIntervention,
+} from "./_interventions.ts";
 import { finishOrphanedSteers, recoverRequests } from "./_recovery.ts";
 import {
   errorKind,
@@ -237,19 +241,7 @@ export class ControlPlane implements RunHooks {
     if (result.delivered) {
       try {
         await ctx.guard(() =>
-          recordIntervention(ctx.paths, {
-            at: new Date().toISOString(),
-            prompt,
-            attempt: result.attempt,
-            author: steer.author,
-            text: steer.text,
-            provider: result.provider,
-            delivery: result.delivery,
-            mechanism: result.mechanism,
-            acknowledged_at: result.acknowledged_at,
-            run_id: ctx.runId,
-            request_id: steer.request_id,
-          })
+          recordIntervention(ctx.paths, interventionOf(result, ctx.runId))
         );
         ctx.fault?.("steer_recorded");
       } catch (error) {

@@ -27,6 +27,8 @@
  *   = [{path, old_text, new_text}]`: the patch is the tool's own.
  * - `plan` → a `todo_list` tool call (as Codex's todo lists): its items and a
  *   checklist as output, once per plan the agent sends.
+ * - Tool calls are `_acp_tool_calls.ts`; a prompt's failures
+ *   `_acp_failures.ts`.
  * - Usage: a prompt's answer carries it as `usage` (ACP, unstable) or
  *   `_meta.quota.token_count` (gemini); `usage_update` may carry the
  *   session's cost. `token_usage_updated` holds the attempt's running
@@ -35,23 +37,20 @@
  * @module
  */
 
-import { count, type Fields, text } from "./_fields.ts";
-import type { CliFailure } from "./cli_profile.ts";
+import { count, type Fields, record, text, TEXT_CHARS } from "./_fields.ts";
+import {
+  bare,
+  mergeToolUpdate,
+  newToolState,
+  planEvents,
+  toolInput,
+  toolOutput,
+  type ToolState,
+} from "./_acp_tool_calls.ts";
 import type { EventData, ProviderEvent } from "../shared/events.ts";
-import { isRecord } from "../shared/is_record.ts";
 
-/** The longest text kept in one `message_received` or tool output. */
-const TEXT_CHARS = 1_000_000;
-
-/** One file change a tool call carried, as `tool_input.changes` holds it. */
-export interface AcpChange {
-  /** The file (as the agent named it: usually absolute). */
-  path: string;
-  /** Its text before (`""` for a new file). */
-  old_text: string;
-  /** Its text after. */
-  new_text: string;
-}
+export type { AcpChange } from "./_acp_tool_calls.ts";
+export { promptErrorFailure, stopFailure } from "./_acp_failures.ts";
 
 /** One tool call as the session saw it, for a steer's restated task. */
 export interface AcpToolSeen {
@@ -73,103 +72,9 @@ export interface AcpProgress {
   last_message: string | null;
 }
 
-interface ToolState {
-  id: string;
-  kind: string;
-  title: string;
-  raw: Fields;
-  paths: string[];
-  changes: AcpChange[];
-  status: string;
-  started: boolean;
-  ended: boolean;
-}
-
-function record(value: unknown): Fields | null {
-  return isRecord(value) ? value : null;
-}
-
-function clip(value: string): string {
-  return value.length > TEXT_CHARS ? value.slice(0, TEXT_CHARS) : value;
-}
-
 /** Gemini's thought is `**subject**\ndescription`: an empty subject is noise. */
 function thoughtText(value: string): string {
   return value.startsWith("****\n") ? value.slice(5) : value;
-}
-
-/** A text wrapped whole in one Markdown code fence, unwrapped. */
-function unfence(value: string): string {
-  const fenced = /^```[^\n]*\n([\s\S]*?)\n?```\s*$/.exec(value);
-  return fenced ? fenced[1]! : value;
-}
-
-function contentList(value: unknown): Fields[] {
-  return Array.isArray(value) ? value.filter(isRecord) : [];
-}
-
-/** The text of a tool call's `content` items (text blocks, terminals). */
-function contentText(items: Fields[]): string {
-  const parts: string[] = [];
-  for (const item of items) {
-    if (item.type === "content") {
-      const block = record(item.content);
-      const value = block?.type === "text" ? text(block.text) : null;
-      if (value) parts.push(unfence(value));
-    } else if (item.type === "terminal") {
-      const id = text(item.terminalId);
-      if (id) parts.push(`(terminal ${id})`);
-    }
-  }
-  return parts.join("\n");
-}
-
-/** The output of a finished tool call: its raw output, else its content. */
-function toolOutput(update: Fields): string {
-  const raw = update.rawOutput;
-  if (typeof raw === "string" && raw !== "") return clip(raw);
-  const fromContent = contentText(contentList(update.content));
-  if (fromContent !== "") return clip(fromContent);
-  const fields = record(raw);
-  if (fields !== null) {
-    const said = [
-      text(fields.output),
-      text(fields.stdout),
-      text(fields.stderr),
-      text(fields.error),
-    ].filter((part): part is string => part !== null && part !== "");
-    if (said.length > 0) return clip(said.join("\n"));
-  }
-  if (Array.isArray(raw)) {
-    const said = raw.map((part) => text(record(part)?.text) ?? "")
-      .filter((part) => part !== "");
-    if (said.length > 0) return clip(said.join("\n"));
-  }
-  return "";
-}
-
-function diffsOf(items: Fields[]): AcpChange[] {
-  return items.filter((item) => item.type === "diff")
-    .map((item) => ({
-      path: text(item.path) ?? "",
-      old_text: text(item.oldText) ?? "",
-      new_text: text(item.newText) ?? "",
-    }))
-    .filter((change) => change.path !== "");
-}
-
-function locationPaths(value: unknown): string[] {
-  return contentList(value).map((location) => text(location.path))
-    .filter((path): path is string => path !== null && path !== "");
-}
-
-/** Whether an announced tool call says nothing yet (claude-code-acp's first). */
-function bare(update: Fields): boolean {
-  const raw = record(update.rawInput);
-  return (raw === null || Object.keys(raw).length === 0) &&
-    contentList(update.content).length === 0 &&
-    locationPaths(update.locations).length === 0 &&
-    (text(update.status) ?? "pending") === "pending";
 }
 
 /**
@@ -234,7 +139,10 @@ export class AcpUpdates {
       case "tool_call_update":
         return this.#tool(update);
       case "plan":
-        return [...this.flush(), ...this.#plan(update)];
+        return [
+          ...this.flush(),
+          ...planEvents(`plan-${++this.#plans}`, update),
+        ];
       case "usage_update": {
         const cost = record(update.cost);
         if (cost === null || text(cost.currency)?.toUpperCase() !== "USD") {
@@ -367,52 +275,12 @@ export class AcpUpdates {
   #merge(id: string, update: Fields): ToolState {
     let tool = this.#tools.get(id);
     if (tool === undefined) {
-      tool = {
-        id,
-        kind: "other",
-        title: "",
-        raw: {},
-        paths: [],
-        changes: [],
-        status: "pending",
-        started: false,
-        ended: false,
-      };
+      tool = newToolState(id);
       this.#tools.set(id, tool);
       this.#order.push(tool);
     }
-    const kind = text(update.kind);
-    if (kind) tool.kind = kind;
-    const title = text(update.title);
-    if (title) tool.title = title;
-    const raw = record(update.rawInput);
-    if (raw !== null && Object.keys(raw).length > 0) tool.raw = raw;
-    const paths = locationPaths(update.locations);
-    if (paths.length > 0) tool.paths = [...new Set([...tool.paths, ...paths])];
-    const changes = diffsOf(contentList(update.content));
-    if (changes.length > 0) {
-      // A later diff of the same file replaces the earlier (the announced
-      // patch, then the applied one).
-      const byPath = new Map(tool.changes.map((c) => [c.path, c]));
-      for (const change of changes) byPath.set(change.path, change);
-      tool.changes = [...byPath.values()];
-    }
-    const status = text(update.status);
-    if (status && !tool.ended) tool.status = status;
+    mergeToolUpdate(tool, update);
     return tool;
-  }
-
-  #inputOf(tool: ToolState): Fields {
-    const input: Fields = { ...tool.raw };
-    if (tool.title) input.title = tool.title;
-    const path = tool.paths[0] ?? tool.changes[0]?.path;
-    if (path && text(input.file_path) === null && text(input.path) === null) {
-      input.path = path;
-    }
-    if (tool.kind === "execute" && text(input.command) === null) {
-      input.command = tool.title.replace(/^`(.*)`$/s, "$1");
-    }
-    return input;
   }
 
   #start(tool: ToolState): ProviderEvent {
@@ -422,7 +290,7 @@ export class AcpUpdates {
       data: {
         tool_call_id: tool.id,
         tool_name: tool.kind,
-        tool_input: this.#inputOf(tool),
+        tool_input: toolInput(tool),
       },
     };
   }
@@ -455,47 +323,13 @@ export class AcpUpdates {
       is_error: failed,
     };
     if (tool.changes.length > 0) {
-      data.tool_input = { ...this.#inputOf(tool), changes: tool.changes };
+      data.tool_input = { ...toolInput(tool), changes: tool.changes };
     }
     events.push({
       type: failed ? "tool_call_failed" : "tool_call_completed",
       data,
     });
     return events;
-  }
-
-  #plan(update: Fields): ProviderEvent[] {
-    const items = contentList(update.entries).map((entry) => ({
-      text: text(entry.content) ?? "",
-      completed: entry.status === "completed",
-      status: text(entry.status) ?? "pending",
-      priority: text(entry.priority) ?? "medium",
-    }));
-    const id = `plan-${++this.#plans}`;
-    const output = items.map((item) =>
-      `[${
-        item.completed ? "x" : item.status === "in_progress" ? "~" : " "
-      }] ${item.text}`
-    ).join("\n");
-    return [
-      {
-        type: "tool_call_started",
-        data: {
-          tool_call_id: id,
-          tool_name: "todo_list",
-          tool_input: { items },
-        },
-      },
-      {
-        type: "tool_call_completed",
-        data: {
-          tool_call_id: id,
-          tool_name: "todo_list",
-          tool_output: output,
-          is_error: false,
-        },
-      },
-    ];
   }
 
   #usage(): ProviderEvent {
@@ -509,114 +343,4 @@ export class AcpUpdates {
       },
     };
   }
-}
-
-/**
- * How a prompt's `stopReason` ends the turn: `null` for a completion
- * (`end_turn`), else its failure. For `cancelled` that is `user_cancelled`:
- * the session handles a cancel of its own (an interrupt, a steer) before
- * it asks.
- *
- * @example Usage
- * ```ts
- * import { stopFailure } from "./_acp_updates.ts";
- * import assert from "node:assert/strict";
- *
- * assert.equal(stopFailure("end_turn"), null);
- * assert.equal(stopFailure("refusal")?.kind, "guardrail_blocked");
- * ```
- */
-export function stopFailure(stopReason: unknown): CliFailure | null {
-  switch (stopReason) {
-    case "end_turn":
-      return null;
-    case "refusal":
-      return {
-        kind: "guardrail_blocked",
-        message: "the agent refused to go on (stopReason refusal)",
-      };
-    case "max_tokens":
-      return {
-        kind: "provider_runtime_claim",
-        message: "the model reached its token limit (stopReason max_tokens)",
-      };
-    case "max_turn_requests":
-      return {
-        kind: "provider_runtime_claim",
-        message:
-          "the agent reached its limit of model requests in one turn (stopReason max_turn_requests)",
-      };
-    case "cancelled":
-      return {
-        kind: "user_cancelled",
-        message: "the agent cancelled its prompt (stopReason cancelled)",
-      };
-    default:
-      return {
-        kind: "protocol_error",
-        message: `the agent ended its prompt with an unknown stopReason ${
-          JSON.stringify(stopReason ?? null)
-        }`,
-      };
-  }
-}
-
-/** Error texts, in order; the first match wins. */
-const ERROR_CLASSES: [RegExp, string][] = [
-  [
-    /\b401\b|\b403\b|UNAUTHENTICATED|PERMISSION_DENIED|API key|authenticat|auth(entication)? required|not logged in|\/login/i,
-    "provider_auth_claim",
-  ],
-  [
-    /\b429\b|RESOURCE_EXHAUSTED|rate.?limit|too many requests|quota/i,
-    "provider_rate_limit",
-  ],
-  [
-    /\b50[0-4]\b|\b529\b|overloaded|UNAVAILABLE|capacity|try again later/i,
-    "provider_capacity",
-  ],
-  [
-    /terminated|fetch failed|socket hang up|ECONNRESET|ECONNREFUSED|other side closed|disconnect/i,
-    "transport_disconnect",
-  ],
-  [
-    /\b400\b|\b404\b|INVALID_ARGUMENT|NOT_FOUND|not found|invalid/i,
-    "provider_config_claim",
-  ],
-];
-
-/** HTTP statuses an agent may use as its JSON-RPC error code (gemini does). */
-function statusClass(code: number): string | null {
-  if (code === 401 || code === 403) return "provider_auth_claim";
-  if (code === 429) return "provider_rate_limit";
-  if ([500, 502, 503, 504, 529].includes(code)) return "provider_capacity";
-  if (code === 400 || code === 404) return "provider_config_claim";
-  return null;
-}
-
-/**
- * The failure a `session/prompt` error answer means. ACP's
- * `-32000` is "authentication required"; gemini answers with the API's
- * HTTP status as the code; claude-code-acp wraps everything in `-32603`
- * (the words tell).
- *
- * @example Usage
- * ```ts
- * import { promptErrorFailure } from "./_acp_updates.ts";
- * import assert from "node:assert/strict";
- *
- * const failure = promptErrorFailure({ code: 429, message: "Rate limit exceeded." });
- * assert.equal(failure.kind, "provider_rate_limit");
- * ```
- */
-export function promptErrorFailure(
-  error: { code?: unknown; message: string },
-): CliFailure {
-  const code = typeof error.code === "number" ? error.code : 0;
-  const message = error.message.slice(0, 2000) || "the prompt failed";
-  if (code === -32000) return { kind: "provider_auth_claim", message };
-  const byStatus = statusClass(code);
-  if (byStatus !== null) return { kind: byStatus, message };
-  const byWords = ERROR_CLASSES.find(([pattern]) => pattern.test(message));
-  return { kind: byWords?.[1] ?? "provider_runtime_claim", message };
 }

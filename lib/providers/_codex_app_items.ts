@@ -28,20 +28,19 @@
  * @module
  */
 
-import { count, type Fields, text } from "./_fields.ts";
-import { classifyCodexError } from "./_codex_parser.ts";
-import type { CliFailure } from "./cli_profile.ts";
+import { clip, count, type Fields, record, text } from "./_fields.ts";
+import {
+  contentText,
+  toolEnd,
+  toolStart,
+  type ToolState,
+} from "./_codex_tool_items.ts";
+import { type TurnEnd, turnFailure } from "./_codex_turn_failure.ts";
 import type { ProviderEvent } from "../shared/events.ts";
 import { isRecord } from "../shared/is_record.ts";
 
-/** The longest text kept in one message or tool output. */
-const TEXT_CHARS = 1_000_000;
-
-/** How a turn ended, as `turn/completed` says. */
-export type TurnEnd =
-  | { status: "completed" }
-  | { status: "interrupted" }
-  | { status: "failed"; failure: CliFailure };
+export { fileChanges } from "./_codex_file_changes.ts";
+export { type TurnEnd, turnFailure } from "./_codex_turn_failure.ts";
 
 /** What one notification told the mapper. */
 export interface AppStep {
@@ -55,172 +54,6 @@ export interface AppStep {
   turnStarted?: string;
   /** `turn/completed`: the turn's id and how it ended. */
   turnEnded?: { turnId: string; end: TurnEnd };
-}
-
-interface ToolState {
-  name: string;
-  input: Fields;
-  output: string;
-  ended: boolean;
-}
-
-function record(value: unknown): Fields | null {
-  return isRecord(value) ? value : null;
-}
-
-function clip(value: string): string {
-  return value.length > TEXT_CHARS ? value.slice(0, TEXT_CHARS) : value;
-}
-
-/** A `fileChange`'s changes as `tool_input.changes` holds them. */
-export function fileChanges(value: unknown): Fields[] {
-  if (!Array.isArray(value)) return [];
-  return value.filter(isRecord).map((change) => {
-    const kind = record(change.kind);
-    const movedTo = kind ? text(kind.move_path) : null;
-    return {
-      path: text(change.path) ?? "",
-      kind: (kind ? text(kind.type) : text(change.kind)) ?? "update",
-      diff: text(change.diff) ?? "",
-      ...(movedTo ? { move_path: movedTo } : {}),
-    };
-  });
-}
-
-function contentText(content: unknown): string {
-  if (!Array.isArray(content)) return "";
-  return content
-    .map((part) => isRecord(part) ? text(part.text) ?? "" : "")
-    .filter((part) => part !== "")
-    .join("\n");
-}
-
-/** What a tool item is called and given, by item type; `null`: not a tool. */
-function toolStart(item: Fields): { name: string; input: Fields } | null {
-  switch (item.type) {
-    case "commandExecution":
-      return {
-        name: "command_execution",
-        input: { command: text(item.command) ?? "" },
-      };
-    case "fileChange":
-      return {
-        name: "file_change",
-        input: { changes: fileChanges(item.changes) },
-      };
-    case "mcpToolCall":
-      return {
-        name: `mcp__${text(item.server) ?? "unknown"}__${
-          text(item.tool) ?? "unknown"
-        }`,
-        input: record(item.arguments) ?? {},
-      };
-    case "dynamicToolCall": {
-      const tool = text(item.tool) ?? "unknown";
-      const namespace = text(item.namespace);
-      return {
-        name: namespace ? `${namespace}__${tool}` : tool,
-        input: record(item.arguments) ?? {},
-      };
-    }
-    case "webSearch":
-      return { name: "web_search", input: { query: text(item.query) ?? "" } };
-    default:
-      return null;
-  }
-}
-
-/** What a finished tool item returned, and whether it failed. */
-function toolEnd(
-  item: Fields,
-  state: ToolState,
-): { output: string; error: boolean; extra: Fields } {
-  const status = text(item.status);
-  const failed = status === "failed" || status === "declined";
-  switch (item.type) {
-    case "commandExecution": {
-      const code = typeof item.exitCode === "number" ? item.exitCode : null;
-      return {
-        output: text(item.aggregatedOutput) ?? state.output,
-        error: failed || (code !== null && code !== 0),
-        extra: { exit_code: code },
-      };
-    }
-    case "fileChange": {
-      const changes = fileChanges(item.changes);
-      const input = changes.length > 0 ? { changes } : state.input;
-      const output = (input.changes as Fields[])
-        .map((change) => `${change.kind} ${change.path}`)
-        .join("\n");
-      return { output, error: failed, extra: { tool_input: input } };
-    }
-    case "mcpToolCall": {
-      const error = record(item.error);
-      return {
-        output: error
-          ? text(error.message) ?? "failed"
-          : contentText(record(item.result)?.content),
-        error: failed || error !== null,
-        extra: {},
-      };
-    }
-    case "dynamicToolCall":
-      return {
-        output: contentText(item.contentItems),
-        error: failed || item.success === false,
-        extra: {},
-      };
-    default:
-      return { output: "", error: failed, extra: {} };
-  }
-}
-
-/**
- * The failure class of a failed turn's `error` (`{message, codexErrorInfo}`):
- * the HTTP status codex names first, then its error kind, then the words.
- *
- * @example Usage
- * ```ts
- * import { turnFailure } from "./_codex_app_items.ts";
- * import assert from "node:assert/strict";
- *
- * assert.equal(
- *   turnFailure({
- *     message: "unexpected status 401 Unauthorized: Incorrect API key provided",
- *     codexErrorInfo: { httpConnectionFailed: { httpStatusCode: 401 } },
- *   }).kind,
- *   "provider_auth_claim",
- * );
- * ```
- */
-export function turnFailure(error: unknown): CliFailure {
-  const fields = record(error) ?? {};
-  const details = text(fields.additionalDetails);
-  const message = [text(fields.message) || "the codex turn failed", details]
-    .filter(Boolean).join(": ");
-  const info = fields.codexErrorInfo;
-  const status = isRecord(info)
-    ? Object.values(info).map((v) => count(record(v)?.httpStatusCode))
-      .find((n) => n > 0)
-    : undefined;
-  if (status !== undefined) {
-    return { kind: classifyCodexError(`status ${status}`), message };
-  }
-  if (isRecord(info) && "responseStreamDisconnected" in info) {
-    return { kind: "transport_disconnect", message };
-  }
-  const byInfo: Record<string, string> = {
-    unauthorized: "provider_auth_claim",
-    rateLimitExceeded: "provider_rate_limit",
-    usageLimitExceeded: "provider_rate_limit",
-    serverOverloaded: "provider_capacity",
-    internalServerError: "provider_capacity",
-    contextWindowExceeded: "provider_config_claim",
-    modelNotFound: "provider_config_claim",
-    badRequest: "provider_config_claim",
-  };
-  const kind = typeof info === "string" ? byInfo[info] : undefined;
-  return { kind: kind ?? classifyCodexError(message), message };
 }
 
 /** The user input a `userMessage` item holds, as one text. */

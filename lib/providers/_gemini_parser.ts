@@ -10,7 +10,7 @@
  * @module
  */
 
-import { count, text } from "./_fields.ts";
+import { count, record, text } from "./_fields.ts";
 import type {
   CliExit,
   CliFailure,
@@ -19,7 +19,6 @@ import type {
 } from "./cli_profile.ts";
 import { failureEvents } from "./failure_events.ts";
 import type { ProviderEvent } from "../shared/events.ts";
-import { isRecord } from "../shared/is_record.ts";
 
 /** The longest CLI message kept in a failure. */
 const MESSAGE_CHARS = 2000;
@@ -119,10 +118,6 @@ function stderrLines(stderr: string[]): string[] {
 function stderrMessage(lines: string[]): string {
   const telling = lines.filter((line) => TELLING.test(line));
   return clip((telling.length > 0 ? telling : lines).slice(-4).join(" | "));
-}
-
-function record(json: unknown): Record<string, unknown> | null {
-  return isRecord(json) ? json : null;
 }
 
 /** A `result{status:"error"}`'s failure. */

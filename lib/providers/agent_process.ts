@@ -23,7 +23,9 @@ import {
   type ParsedLine,
   spawnChildLines,
 } from "./child_lines.ts";
-import type { AgentProcessRef } from "./provider.ts";
+import type { AgentProcessRef, SessionMeta } from "./provider.ts";
+import type { CliFailure } from "./cli_profile.ts";
+import type { ProviderEvent } from "../shared/events.ts";
 import {
   AGENT_ID_VARIABLE,
   agentLeftovers,
@@ -69,6 +71,43 @@ export function stderrTail(lines: string[], count = 5): string {
     line.trim() !== "" && !BACKTRACE_LINE.test(line)
   )
     .slice(-count).join(" | ");
+}
+
+/**
+ * The `run_started` event of an agent process's session: the provider,
+ * model and session id as known now, the CLI's version, and the process.
+ */
+export function startedEvent(
+  meta: SessionMeta,
+  version: string | null,
+  pid: number,
+  pidStart: string | null,
+): ProviderEvent {
+  const id = meta.session_id;
+  return {
+    type: "run_started",
+    data: {
+      provider: meta.provider,
+      model: meta.model,
+      session_id: id || null,
+      provider_session_id: id || null,
+      cli_version: version,
+      pid,
+      pid_start: pidStart,
+    },
+  };
+}
+
+/** The failure of a CLI that exited without finishing its turn. */
+export function disconnected(name: string, exit: ChildExit): CliFailure {
+  return {
+    kind: "transport_disconnect",
+    message: `${name} exited (${
+      exit.signal ? `signal ${exit.signal}` : `code ${exit.code}`
+    }) without finishing its turn${
+      exit.stderr.length ? `; stderr: ${stderrTail(exit.stderr)}` : ""
+    }`,
+  };
 }
 
 /** What an agent process is started with. */

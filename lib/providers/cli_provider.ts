@@ -144,7 +144,7 @@ export interface AgentLaunch {
 export async function prepareAgentLaunch(
   profile: { name: string; binName: string | null },
   request: SessionRequest,
-  options: { args: string[]; env: Record<string, string>; lane: string },
+  options: { args: string[]; env: Record<string, string>; steerLane: string },
 ): Promise<AgentLaunch> {
   const { bin, from } = cliBinary(profile, request);
   const env: Record<string, string> = {
@@ -161,7 +161,7 @@ export async function prepareAgentLaunch(
       version ?? "(version unknown)"
     } from ${from}; cwd ${request.cwd}${
       request.tmpdir === null ? "" : `; TMPDIR ${request.tmpdir}`
-    }; lane ${options.lane}`,
+    }; lane ${options.steerLane}`,
   );
   return { bin, from, env, version };
 }
@@ -239,7 +239,7 @@ export function createCliProvider(profile: CliProfile): Provider {
     const launched = await prepareAgentLaunch(profile, request, {
       args,
       env: profile.env?.(invocation) ?? {},
-      lane: liveInput ? "send_input" : "interrupt_and_resume",
+      steerLane: liveInput ? "send_input" : "interrupt_and_resume",
     });
     const meta: SessionMeta = {
       provider: profile.name,

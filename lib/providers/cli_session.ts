@@ -22,13 +22,13 @@
 
 import type { CliProfile } from "./cli_profile.ts";
 import { failureEvents } from "./failure_events.ts";
-import { AgentProcess, stderrTail } from "./agent_process.ts";
+import { AgentProcess, disconnected, startedEvent } from "./agent_process.ts";
 import {
   Acknowledger,
   type AgentProcessRef,
   type Session,
   type SessionMeta,
-  type SteerDelivery,
+  type SteerReceipt,
   TurnOverError,
 } from "./provider.ts";
 import type { ProviderEvent } from "../shared/events.ts";
@@ -128,7 +128,7 @@ export class CliSession implements Session {
   }
 
   /** @inheritdoc */
-  async send(text: string): Promise<SteerDelivery> {
+  async send(text: string): Promise<SteerReceipt> {
     const input = this.#init.profile.input;
     if (!this.acceptsInputAfterStart || input === undefined) {
       throw new Error(`the ${this.meta.provider} session takes no live input`);
@@ -169,19 +169,12 @@ export class CliSession implements Session {
   }
 
   #started(pidStart: string | null): ProviderEvent {
-    const id = this.meta.session_id;
-    return {
-      type: "run_started",
-      data: {
-        provider: this.meta.provider,
-        model: this.meta.model,
-        session_id: id || null,
-        provider_session_id: id || null,
-        cli_version: this.#init.version,
-        pid: this.#process.pid,
-        pid_start: pidStart,
-      },
-    };
+    return startedEvent(
+      this.meta,
+      this.#init.version,
+      this.#process.pid,
+      pidStart,
+    );
   }
 
   async *#run(): AsyncGenerator<ProviderEvent> {
@@ -286,14 +279,9 @@ export class CliSession implements Session {
       stderr: exit.stderr,
       interrupted: false,
       sawTerminal,
-    }) ?? (sawTerminal && this.#seen >= this.#expected ? null : {
-      kind: "transport_disconnect",
-      message: `${name} exited (${
-        exit.signal ? `signal ${exit.signal}` : `code ${exit.code}`
-      }) without finishing its turn${
-        exit.stderr.length ? `; stderr: ${stderrTail(exit.stderr)}` : ""
-      }`,
-    });
+    }) ?? (sawTerminal && this.#seen >= this.#expected
+      ? null
+      : disconnected(name, exit));
     if (failure === null) return;
     if (!started) yield this.#started(pid_start);
     yield* failureEvents(name, failure);

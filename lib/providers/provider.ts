@@ -167,7 +167,7 @@ export class TurnOverError extends Error {
 }
 
 /** A steer written to a live session, waiting for the agent to take it. */
-export interface SteerDelivery {
+export interface SteerReceipt {
   /**
    * Resolves once the agent acknowledged the steer; rejects, with the reason
    * as the error's message, when it never will (the turn ended first, the
@@ -194,7 +194,7 @@ export interface SteerDelivery {
  */
 export class Acknowledger {
   /** What the runner waits on. */
-  readonly delivery: SteerDelivery;
+  readonly delivery: SteerReceipt;
   #settled = false;
   #resolve!: (ack: SteerAck) => void;
   #reject!: (error: Error) => void;
@@ -280,7 +280,7 @@ export interface Session {
    * @throws {Error} when the session does not take it: the steer is then
    * refused, never fatal.
    */
-  send(text: string): Promise<SteerDelivery>;
+  send(text: string): Promise<SteerReceipt>;
   /**
    * Releases the session's resources: the child process group is ended
    * (politely, then killed), pipes closed, temp files kept for a resume.

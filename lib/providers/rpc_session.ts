@@ -1,29 +1,22 @@
 /**
  * The shared core of the JSON-RPC live lanes (`codex app-server`, ACP
- * agents): one agent process spoken to over stdio, whose turns take steers
- * without a restart.
- *
- * The core spawns the process (`agent_process.ts`: its own process group,
- * nothing left behind), feeds its stdout to a {@linkcode JsonRpcPeer},
- * keeps every other line in the transcript, queues the canonical events the
- * subclass maps from the protocol, and ends the stream when the subclass
- * says the turn is over, or when the process ends first (a
- * `transport_disconnect` failure with stderr's tail, unless the runner
- * interrupted it). An interrupt asks the protocol first (`turn/interrupt`,
- * `session/cancel`); a turn that has not ended after the grace period is
- * ended by SIGINT, then SIGKILL, to the process group.
- *
- * Steers: `send()` hands the steer to the subclass with an
- * {@linkcode Acknowledger}; the subclass acknowledges it when the agent
- * echoes or accepts it. One still waiting when the stream ends is refused.
+ * agents): one agent process (`agent_process.ts`) spoken to over stdio by
+ * a {@linkcode JsonRpcPeer}; other lines go to the transcript. The subclass
+ * maps the protocol to canonical events and says when the turn is over; a
+ * process that ends first is a `transport_disconnect` (unless the runner
+ * interrupted it). An interrupt asks the protocol first; a turn not ended
+ * after the grace period gets SIGINT, then SIGKILL, to its process group.
+ * A steer is handed to the subclass with an {@linkcode Acknowledger}, and
+ * refused if still unacknowledged when the stream ends.
  *
  * @module
  */
 
 import {
   AgentProcess,
+  disconnected,
   INTERRUPT_GRACE_MS,
-  stderrTail,
+  startedEvent,
 } from "./agent_process.ts";
 import type { CliFailure } from "./cli_profile.ts";
 import { failureEvents } from "./failure_events.ts";
@@ -34,7 +27,7 @@ import {
   type Session,
   type SessionMeta,
   type SessionRequest,
-  type SteerDelivery,
+  type SteerReceipt,
   TurnOverError,
 } from "./provider.ts";
 import { noteLine } from "./cli_session.ts";
@@ -272,7 +265,7 @@ export abstract class RpcSession implements Session {
   }
 
   /** @inheritdoc */
-  async send(text: string): Promise<SteerDelivery> {
+  async send(text: string): Promise<SteerReceipt> {
     if (this.#turnOver || this.#interrupted || this.#outputEnded) {
       throw new TurnOverError();
     }
@@ -304,19 +297,14 @@ export abstract class RpcSession implements Session {
 
   #announce(): void {
     this.#started = true;
-    const id = this.meta.session_id;
-    this.#queue.push({
-      type: "run_started",
-      data: {
-        provider: this.meta.provider,
-        model: this.meta.model,
-        session_id: id || null,
-        provider_session_id: id || null,
-        cli_version: this.#version,
-        pid: this.#process.pid,
-        pid_start: this.#pidStart,
-      },
-    });
+    this.#queue.push(
+      startedEvent(
+        this.meta,
+        this.#version,
+        this.#process.pid,
+        this.#pidStart,
+      ),
+    );
   }
 
   #poke(): void {
@@ -397,14 +385,7 @@ export abstract class RpcSession implements Session {
     while (this.#queue.length > 0) yield this.#queue.shift()!;
     if (signalled) return;
     this.#turnOver = true;
-    const failure = failureEvents(name, {
-      kind: "transport_disconnect",
-      message: `${name} exited (${
-        exit.signal ? `signal ${exit.signal}` : `code ${exit.code}`
-      }) without finishing its turn${
-        exit.stderr.length ? `; stderr: ${stderrTail(exit.stderr)}` : ""
-      }`,
-    });
+    const failure = failureEvents(name, disconnected(name, exit));
     if (!this.#started) {
       this.#announce();
       yield this.#queue.shift()!;

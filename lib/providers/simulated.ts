@@ -22,7 +22,7 @@ import {
   type Session,
   type SessionMeta,
   type SessionRequest,
-  type SteerDelivery,
+  type SteerReceipt,
   TurnOverError,
 } from "./provider.ts";
 import { errorText } from "../shared/errors.ts";
@@ -198,7 +198,7 @@ class SimulatedSession implements Session {
     this.#interrupted.abort();
   }
 
-  send(text: string): Promise<SteerDelivery> {
+  send(text: string): Promise<SteerReceipt> {
     if (!this.acceptsInputAfterStart) {
       return Promise.reject(new Error("this session does not accept input"));
     }

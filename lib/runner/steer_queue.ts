@@ -8,9 +8,9 @@
 
 import {
   type Session,
-  type SteerDelivery,
   type SteerLane,
   steerLane,
+  type SteerReceipt,
   TurnOverError,
 } from "../providers/provider.ts";
 import type { SteerCommand, SteerResult } from "../shared/run_hooks.ts";
@@ -92,7 +92,7 @@ export class SteerQueue {
     const steer = this.#waiting.shift();
     if (steer === undefined) return;
     if (steerLane(session) === "send_input") {
-      let delivery: SteerDelivery;
+      let delivery: SteerReceipt;
       try {
         delivery = await session.send(steer.text);
       } catch (error) {
@@ -125,7 +125,7 @@ export class SteerQueue {
     session.interrupt();
   }
 
-  #track(steer: SteerCommand, delivery: SteerDelivery): void {
+  #track(steer: SteerCommand, delivery: SteerReceipt): void {
     const entry: InFlight = { steer, fate: null, known: Promise.resolve() };
     entry.known = delivery.acknowledged.then(
       (ack) => {

@@ -201,10 +201,18 @@ export class NatsServers implements AsyncDisposable {
   /**
    * Waits until node `index` says it is healthy (JetStream included), and
    * that it is ours: our process, still running, serving its own name.
+   * With `streams: false` its JetStream server must be current (the
+   * cluster's meta group back), but not yet every stream: after a whole
+   * cluster restarts, catching every stream up is the product's to wait
+   * for, and under load it outlasts any fixed wait.
    *
    * @throws {NotOurs} when it is not (a port was taken meanwhile).
    */
-  async ready(index: number, timeoutMs = 30_000): Promise<void> {
+  async ready(
+    index: number,
+    timeoutMs = 30_000,
+    { streams = true }: { streams?: boolean } = {},
+  ): Promise<void> {
     const node = this.nodes[index]!;
     const deadline = Date.now() + timeoutMs;
     let exited = false;
@@ -212,7 +220,11 @@ export class NatsServers implements AsyncDisposable {
     for (;;) {
       if (exited) throw new NotOurs(`nats-server ${node.name} exited`);
       try {
-        const health = await fetch(`http://127.0.0.1:${node.httpPort}/healthz`);
+        const health = await fetch(
+          `http://127.0.0.1:${node.httpPort}/healthz${
+            streams ? "" : "?js-server-only=true"
+          }`,
+        );
         const ok = health.ok;
         await health.body?.cancel();
         if (ok) {
@@ -256,14 +268,16 @@ export class NatsServers implements AsyncDisposable {
   }
 
   /**
-   * Starts nodes again, on their ports and stores, and waits until each is
-   * healthy (a cluster's nodes are started together: one alone has no
-   * quorum, so it is not healthy until the others are back).
+   * Starts nodes again, on their ports and stores, and waits until each one's
+   * JetStream server is current (a cluster's nodes are started together: one
+   * alone has no quorum). Its streams may still be catching up.
    */
   async restart(...indexes: number[]): Promise<void> {
     const started = indexes.filter((i) => this.nodes[i]!.process === null);
     for (const index of started) this.#spawn(index);
-    for (const index of started) await this.ready(index);
+    for (const index of started) {
+      await this.ready(index, 30_000, { streams: false });
+    }
   }
 
   /**

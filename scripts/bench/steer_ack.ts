@@ -1,31 +1,16 @@
 #!/usr/bin/env -S deno run --unstable-worker-options --allow-read --allow-write --allow-run --allow-env --allow-sys=hostname,uid,networkInterfaces --allow-net
 /**
- * Steer latency on every live lane: the real `main.ts run` process runs a
- * one-prompt packet against a scripted loopback model stand-in (the real
- * claude, `codex app-server`, `gemini --acp`, and `claude-code-acp` as
- * `provider: acp`), or the simulated provider on its `stdin` lane as the
- * no-agent baseline. While the stand-in holds a model reply (a turn in
- * flight), the bench steers the run with the client API's `steer()`, one
- * steer after the other, each once the previous one is `applied` or
- * `rejected`. For each steer it reads, from the files the runner writes:
- *
- * - placed: the steer's `accepted` entry in `control/log.jsonl`;
- * - acknowledged: `acknowledged_at` of its record in
- *   `interventions/01.jsonl` (when the agent acknowledged it);
- * - applied: its `applied` entry in `control/log.jsonl`.
- *
- * One row per lane: placed → acknowledged (the agent's own time) as the
- * baseline, acknowledged → applied (the runner's) as the figure, met when
- * every steer was applied within 1 s of its acknowledgement by the lane's
- * own mechanism (a codex steer delivered by `resume` is not its live lane).
- * A lane whose CLI is missing, or that fails, is a row saying so.
- *
- * Every stand-in reply is held {@linkcode HOLD_MS} from its request and
- * asks for a harmless shell command, so a turn is always in flight and
- * never ends until the steers are done. Claude echoes a steer, codex
- * echoes `turn/steer`, and an ACP agent answers the steer's prompt, only
- * once the reply in flight (or the steer prompt's own first reply) is
- * released: the baseline is mostly that hold.
+ * Steer latency on every live lane: the real `main.ts run` against a held
+ * loopback stand-in (claude, `codex app-server`, `gemini --acp`,
+ * `claude-code-acp` as `provider: acp`; the simulated `stdin` lane as the
+ * no-agent baseline), steered with `steer()` one steer after the other. Per
+ * steer, from the runner's files: placed (its `accepted` log entry),
+ * acknowledged (`acknowledged_at` in `interventions/01.jsonl`), applied (its
+ * `applied` log entry). One row per lane: placed → acknowledged (the
+ * agent's time, mostly the stand-in's 2 s hold) as the baseline,
+ * acknowledged → applied (the runner's) as the figure; met when every steer
+ * was applied within 1 s of its acknowledgement by the lane's own
+ * mechanism. A lane whose CLI is missing, or that fails, is a row saying so.
  *
  *   deno run --unstable-worker-options --allow-read --allow-write --allow-run --allow-env --allow-sys=hostname,uid,networkInterfaces --allow-net scripts/bench/steer_ack.ts [--json] [--steers N] [--lanes simulated,claude,…]
  *
@@ -36,20 +21,9 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { currentRun, type RunRef, steer } from "../../mod.ts";
 import { errorText } from "../../lib/shared/errors.ts";
-import { agentBin, type AgentName } from "../../tests/_helpers/agent_cli.ts";
-import { claudeFixture } from "../../tests/_helpers/agents/claude.ts";
-import { claudeAcpFixture } from "../../tests/_helpers/agents/claude_acp.ts";
-import { codexFixture } from "../../tests/_helpers/agents/codex.ts";
-import type {
-  AgentFixture,
-  FixtureFactory,
-} from "../../tests/_helpers/agents/fixture.ts";
-import { geminiFixture } from "../../tests/_helpers/agents/gemini.ts";
-import { makeAgentPacket } from "../../tests/_helpers/agents/packet.ts";
-import type {
-  ModelServer,
-  ScriptedReply,
-} from "../../tests/_helpers/model_server/server.ts";
+import { agentBin } from "../_harness/agent_cli.ts";
+import { makeAgentPacket } from "../_harness/agents/packet.ts";
+import { type Lane, type LaneRig, LANES } from "./_steer_lanes.ts";
 import {
   benchDir,
   type BenchRow,
@@ -63,12 +37,8 @@ import {
 
 /** Steers per lane, unless `--steers` says otherwise. */
 const STEERS = 5;
-/** How long the stand-in holds each model reply (from its request). */
-const HOLD_MS = 2000;
 /** A steer is sent only while a held reply has this long still to go. */
 const HOLD_LEFT_MS = 1200;
-/** Replies scripted ahead of the agent, so the script never runs dry. */
-const AHEAD = 3;
 /** How long one step (the session's start, a steer's fate) may take. */
 const STEP_TIMEOUT_MS = 60_000;
 /** How long the run has to end by itself once the steers are done. */
@@ -80,192 +50,6 @@ const sleep = (ms: number): Promise<void> =>
   new Promise((resolve) => setTimeout(resolve, ms));
 
 type Json = Record<string, unknown>;
-
-/**
- * The stand-in's script as the bench plays it: every model reply (a line of
- * text and a harmless shell command, so the turn goes on) is held
- * {@linkcode HOLD_MS} from its request, which keeps a turn in flight to
- * steer into; replies are pushed a few ahead of the agent until
- * {@linkcode finish}, which releases every held reply and lets the script
- * run out (the stand-in's fallback, "Done.", then ends the turn).
- */
-class HeldScript {
-  readonly #gates = new Map<
-    ScriptedReply,
-    { release: () => void; releaseAt: number | null; released: boolean }
-  >();
-  readonly #timers = new Set<ReturnType<typeof setTimeout>>();
-  #server: ModelServer | null = null;
-  #ticker: ReturnType<typeof setInterval> | null = null;
-  #pushed = 0;
-
-  /** The first replies, for the fixture's server. */
-  first(): ScriptedReply[] {
-    return Array.from({ length: AHEAD }, () => this.#reply());
-  }
-
-  /** Starts following the server's requests. */
-  attach(server: ModelServer): void {
-    this.#server = server;
-    this.#ticker = setInterval(() => this.#tick(), 10);
-  }
-
-  #reply(): ScriptedReply {
-    const { promise, resolve } = Promise.withResolvers<void>();
-    const reply: ScriptedReply = {
-      text: "Working on it.",
-      tools: [{ kind: "shell", command: "true" }],
-      until: promise,
-    };
-    const gate = {
-      release: (): void => {
-        gate.released = true;
-        resolve();
-      },
-      releaseAt: null as number | null,
-      released: false,
-    };
-    this.#gates.set(reply, gate);
-    this.#pushed++;
-    return reply;
-  }
-
-  #tick(): void {
-    const server = this.#server!;
-    for (const request of server.requests) {
-      const gate = request.reply ? this.#gates.get(request.reply) : undefined;
-      if (gate === undefined || gate.releaseAt !== null) continue;
-      gate.releaseAt = request.at + HOLD_MS;
-      const timer = setTimeout(() => {
-        this.#timers.delete(timer);
-        gate.release();
-      }, Math.max(0, gate.releaseAt - Date.now()));
-      this.#timers.add(timer);
-    }
-    while (this.#pushed - server.script.taken < AHEAD) {
-      server.script.push(this.#reply());
-    }
-  }
-
-  /** Whether a reply is held now with at least `left` ms still to go. */
-  holding(left: number): boolean {
-    const now = Date.now();
-    for (const gate of this.#gates.values()) {
-      if (
-        gate.releaseAt !== null && !gate.released &&
-        gate.releaseAt - now >= left
-      ) return true;
-    }
-    return false;
-  }
-
-  /** Releases every reply and stops scripting more. */
-  finish(): void {
-    if (this.#ticker !== null) clearInterval(this.#ticker);
-    this.#ticker = null;
-    for (const timer of this.#timers) clearTimeout(timer);
-    this.#timers.clear();
-    for (const gate of this.#gates.values()) gate.release();
-  }
-}
-
-/** What a lane sets up for its run. */
-interface LaneRig {
-  /** The fixture (provider, agent block, env) the packet is made for. */
-  fixture: AgentFixture;
-  /** The stand-in's held script, or `null` (simulated). */
-  script: HeldScript | null;
-}
-
-/** One steer lane. */
-interface Lane {
-  /** The provider, as the row names it. */
-  name: string;
-  /** What delivers a steer on this lane (the record's `mechanism`). */
-  mechanism: string;
-  /** The CLIs it needs. */
-  clis: AgentName[];
-  /** Sets up the stand-in and the provider in `dir`. */
-  rig(dir: string): Promise<LaneRig>;
-}
-
-/** A fixture on the held script, with `agent` keys added. */
-function standIn(
-  factory: FixtureFactory,
-  agent: Json = {},
-): (dir: string) => Promise<LaneRig> {
-  return async (dir) => {
-    const script = new HeldScript();
-    const fixture = await factory(dir, script.first());
-    script.attach(fixture.server!);
-    return {
-      fixture: { ...fixture, agent: { ...fixture.agent, ...agent } },
-      script,
-    };
-  };
-}
-
-/** The simulated provider on its stdin lane, playing a long stream. */
-function simulatedRig(): Promise<LaneRig> {
-  return Promise.resolve({
-    fixture: {
-      provider: "simulated",
-      agent: {},
-      model: null,
-      env: {},
-      server: null,
-      prompt_front_matter: {
-        simulate: {
-          lane: "stdin",
-          attempts: [{
-            delay_ms: 100,
-            repeat: 8,
-            thinking: ["Thinking it over."],
-            messages: ["Working on it."],
-            tools: [{ name: "Bash", input: { command: "true" }, output: "" }],
-            usage: { input_tokens: 100, output_tokens: 10 },
-          }],
-        },
-      },
-      close: () => Promise.resolve(),
-    },
-    script: null,
-  });
-}
-
-/** The lanes, the no-agent baseline first. */
-const LANES: Lane[] = [
-  {
-    name: "simulated",
-    mechanism: "simulated",
-    clis: [],
-    rig: simulatedRig,
-  },
-  {
-    name: "claude",
-    mechanism: "stdin_echo",
-    clis: ["claude"],
-    rig: standIn(claudeFixture),
-  },
-  {
-    name: "codex",
-    mechanism: "turn_steer",
-    clis: ["codex"],
-    rig: standIn(codexFixture, { transport: "app_server" }),
-  },
-  {
-    name: "gemini",
-    mechanism: "acp_prompt",
-    clis: ["gemini"],
-    rig: standIn(geminiFixture, { transport: "acp" }),
-  },
-  {
-    name: "acp",
-    mechanism: "acp_prompt",
-    clis: ["claude-code-acp", "claude"],
-    rig: standIn(claudeAcpFixture),
-  },
-];
 
 /** A JSONL file's objects (none when it does not exist yet). */
 async function readJsonl(path: string): Promise<Json[]> {

@@ -235,7 +235,7 @@ Deno.test({
       );
       assert.match(
         steered,
-        /^» steer from ada delivered \(interrupt_and_resume\): Keep the notes short$/m,
+        /^» steer from ada delivered \(interrupt_and_resume, resume\): Keep the notes short$/m,
       );
       assert.match(
         steered,

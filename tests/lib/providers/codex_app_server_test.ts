@@ -27,7 +27,7 @@ import {
 } from "../../../lib/packet/agent_options.ts";
 import {
   type SessionRequest,
-  type SteerDelivery,
+  type SteerReceipt,
   TurnOverError,
 } from "../../../lib/providers/provider.ts";
 import { CARRY_ON } from "../../../lib/shared/carry_on.ts";
@@ -711,8 +711,8 @@ async function drain(
 async function steerAtFirstMessage(
   session: CodexAppSession,
   text: string,
-): Promise<{ events: ProviderEvent[]; delivery: SteerDelivery }> {
-  let delivery: SteerDelivery | undefined;
+): Promise<{ events: ProviderEvent[]; delivery: SteerReceipt }> {
+  let delivery: SteerReceipt | undefined;
   const events = await drain(session, async (event) => {
     if (event.type === "message_received" && delivery === undefined) {
       delivery = await session.send(text);

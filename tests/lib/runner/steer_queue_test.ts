@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import {
   Acknowledger,
   type Session,
-  type SteerDelivery,
+  type SteerReceipt,
   TurnOverError,
 } from "../../../lib/providers/provider.ts";
 import type {
@@ -40,7 +40,7 @@ function fakeSession(
     interrupt(): void {
       session.interrupts++;
     },
-    send(text: string): Promise<SteerDelivery> {
+    send(text: string): Promise<SteerReceipt> {
       if (refuse) return Promise.reject(new Error("turn over"));
       session.sent.push(text);
       const acknowledger = new Acknowledger();
