@@ -148,6 +148,8 @@ export class SteerQueue {
 
   /** Reports every in-flight steer whose fate is known, in arrival order. */
   async settleKnown(): Promise<void> {
+    // Called at every boundary: nothing to wait for without a steer in flight.
+    if (this.#inFlight.length === 0) return;
     // A delivery acknowledged already has its fate written one tick later.
     await Promise.resolve();
     while (this.#inFlight.length > 0) {

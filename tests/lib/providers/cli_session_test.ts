@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import { DEFAULT_AGENT_OPTIONS } from "../../../lib/packet/agent_options.ts";
 import type {
   CliProfile,
   LineResult,
@@ -8,12 +7,10 @@ import {
   createCliProvider,
   maskedArgv,
 } from "../../../lib/providers/cli_provider.ts";
-import type {
-  Session,
-  SessionRequest,
-} from "../../../lib/providers/provider.ts";
+import type { Session } from "../../../lib/providers/provider.ts";
 import type { ProviderEvent } from "../../../lib/shared/events.ts";
 import { withTempDir } from "../../_helpers/temp_dir.ts";
+import { sessionRequest as request } from "../../_helpers/session_request.ts";
 
 /**
  * A profile for `sh -c SCRIPT`: each JSON line `{"id"}` names the session,
@@ -82,24 +79,6 @@ function shProfile(script: string, live = false): CliProfile {
         },
       }
       : {}),
-  };
-}
-
-function request(dir: string, notes: string[] = []): SessionRequest {
-  return {
-    prompt_id: "01",
-    attempt: 1,
-    ordinal: 1,
-    mode: "run",
-    text: "Do it.",
-    cwd: dir,
-    repos: {},
-    model: null,
-    agent: DEFAULT_AGENT_OPTIONS,
-    max_steers: 3,
-    tmpdir: dir,
-    note: (text) => notes.push(text),
-    signal: new AbortController().signal,
   };
 }
 

@@ -9,6 +9,7 @@
  */
 
 import assert from "node:assert/strict";
+import { sessionRequest as baseRequest } from "../../_helpers/session_request.ts";
 import { join } from "node:path";
 import {
   CodexAppItems,
@@ -632,21 +633,7 @@ for await (const chunk of Deno.stdin.readable) {
 `;
 
 function sessionRequest(dir: string, notes: string[]): SessionRequest {
-  return {
-    prompt_id: "01",
-    attempt: 1,
-    ordinal: 1,
-    mode: "run",
-    text: "Create NOTES.md",
-    cwd: dir,
-    repos: {},
-    model: null,
-    agent: DEFAULT_AGENT_OPTIONS,
-    max_steers: 3,
-    tmpdir: dir,
-    note: (text) => notes.push(text),
-    signal: new AbortController().signal,
-  };
+  return baseRequest(dir, notes, "Create NOTES.md");
 }
 
 interface StandIn {

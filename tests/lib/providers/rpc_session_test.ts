@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { DEFAULT_AGENT_OPTIONS } from "../../../lib/packet/agent_options.ts";
 import { RpcSession } from "../../../lib/providers/rpc_session.ts";
 import {
   type Acknowledger,
@@ -10,6 +9,7 @@ import {
 import type { ProviderEvent } from "../../../lib/shared/events.ts";
 import { isRecord } from "../../../lib/shared/is_record.ts";
 import { withTempDir } from "../../_helpers/temp_dir.ts";
+import { sessionRequest as request } from "../../_helpers/session_request.ts";
 
 const AGENT = fileURLToPath(
   new URL("../../_helpers/fake_cli/rpc_agent.ts", import.meta.url),
@@ -73,24 +73,6 @@ class FakeLane extends RpcSession {
     this.interrupts++;
     await this.rpc.notify("stop", {});
   }
-}
-
-function request(dir: string, notes: string[]): SessionRequest {
-  return {
-    prompt_id: "01",
-    attempt: 1,
-    ordinal: 1,
-    mode: "run",
-    text: "Do it.",
-    cwd: dir,
-    repos: {},
-    model: null,
-    agent: DEFAULT_AGENT_OPTIONS,
-    max_steers: 3,
-    tmpdir: dir,
-    note: (text) => notes.push(text),
-    signal: new AbortController().signal,
-  };
 }
 
 async function drain(session: FakeLane): Promise<ProviderEvent[]> {
