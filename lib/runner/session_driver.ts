@@ -185,7 +185,9 @@ export async function driveSession(
       try {
         for await (const event of paced(ctx, session)) {
           tally.observe(event);
-          const acknowledgedAt = new Date().toISOString();
+          const acknowledgedAt = resumedSteer === null
+            ? ""
+            : new Date().toISOString();
           await ctx.emit(event.type, event.data, prompt.id, attempt);
           if (resumedSteer !== null) {
             // The resumed CLI answered with the steer on its command line:
