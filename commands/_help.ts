@@ -231,8 +231,9 @@ of A-Z a-z 0-9 - _): a dashboard restarted with the token and port it had
 keeps its open pages streaming where they were.
 
 Limits, so no client can take it down: at most 256 connections (a new one
-closes the one that has waited longest for a request; when every one is
-busy, it is answered 503); a request's head must arrive within 10 s and
+closes the one that has waited longest for a request, once that one has
+waited 1 s, so a client that sends its request at once is always read;
+when every one is busy, it is answered 503); a request's head must arrive within 10 s and
 be at most 32 KiB (431), its body within 60 s with no 10 s pause; a
 kept-alive connection is closed after 10 s without a request, and one
 whose client reads nothing for 30 s. A form is at most 256 KiB (a view

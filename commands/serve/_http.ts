@@ -10,7 +10,8 @@
  * What a client may hold is bounded: a connection must send a request's
  * head within a timeout and its body without stalling, waits for its next
  * request only so long, and the server keeps at most a cap of connections
- * (the one waiting longest makes room for a new one). An accept that fails
+ * (the one waiting longest makes room for a new one, once it has waited a
+ * grace: a client that sends its request at once is always read). An accept that fails
  * (out of files) is retried, after closing the connections that wait the
  * longest, never fatal.
  *
@@ -36,6 +37,7 @@ export const HTTP_LIMITS: Readonly<HttpLimits> = {
   body_timeout_ms: 60_000,
   write_timeout_ms: 30_000,
   max_head_bytes: 32 * 1024,
+  room_grace_ms: 1_000,
 };
 
 /** Files kept free for the server's own work when it runs out of them. */
@@ -122,8 +124,10 @@ export class HttpServer {
   #evict(): boolean {
     let oldest: Connection | null = null;
     const rank = (c: Connection): number => c.served > 0 ? 0 : 1;
+    const since = Date.now() - this.#limits.room_grace_ms;
     for (const connection of this.#connections) {
       if (connection.state !== "waiting") continue;
+      if (connection.waitingSince > since) continue;
       if (
         oldest === null || rank(connection) < rank(oldest) ||
         (rank(connection) === rank(oldest) &&
@@ -136,6 +140,20 @@ export class HttpServer {
     this.#connections.delete(oldest);
     oldest.evict(this.#busyAnswer());
     return true;
+  }
+
+  /**
+   * How long until a waiting connection has waited its grace (so may make
+   * room), or `null` when none waits.
+   */
+  #untilEvictable(): number | null {
+    let first = Infinity;
+    for (const connection of this.#connections) {
+      if (connection.state !== "waiting") continue;
+      first = Math.min(first, connection.waitingSince);
+    }
+    if (first === Infinity) return null;
+    return Math.max(1, first + this.#limits.room_grace_ms - Date.now() + 1);
   }
 
   async #accept(listener: Deno.Listener): Promise<void> {
@@ -192,8 +210,18 @@ export class HttpServer {
       return;
     }
     while (this.#connections.size >= this.#ceiling) {
-      if (!this.#evict()) {
+      if (this.#evict()) continue;
+      // None has waited its grace yet: this one waits (a flood's burst is
+      // let in at the pace the cap allows, and a client that sent its
+      // request is read before it could be closed), unless none waits.
+      const wait = this.#untilEvictable();
+      if (wait === null) {
         void this.#busy(conn);
+        return;
+      }
+      await this.#sleep(wait);
+      if (this.#stopping) {
+        conn.close();
         return;
       }
     }

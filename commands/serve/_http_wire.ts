@@ -21,6 +21,12 @@ export interface HttpLimits {
   write_timeout_ms: number;
   /** The largest request head (request line and headers). */
   max_head_bytes: number;
+  /**
+   * How long a connection waits for a request before it may be closed to
+   * make room (a newcomer at the cap waits for that instead): a client
+   * that sends its request this soon after connecting is always read.
+   */
+  room_grace_ms: number;
 }
 
 /** What the server does with a request. */

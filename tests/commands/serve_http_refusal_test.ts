@@ -2,7 +2,8 @@
  * The dashboard's HTTP server at its connection cap: a connection it is
  * answering with a refusal (a bad head, a body over the limit) is busy, not
  * waiting, so newcomers never close it before its answer is out; and one
- * closed to make room is told so (503) before it is closed.
+ * closed to make room is told so (503) before it is closed, and only once it
+ * has waited its grace.
  */
 
 import assert from "node:assert/strict";
@@ -124,6 +125,50 @@ Deno.test("a connection closed to make room at the cap gets the server's 503 fir
       ),
     );
     assert.match(await readAll(newest), /^HTTP\/1\.1 200 [^]*\r\n\r\nok$/);
+  } finally {
+    for (const conn of conns) {
+      try {
+        conn.close();
+      } catch {
+        // Closed by the server.
+      }
+    }
+    await server.shutdown(100);
+  }
+});
+
+Deno.test("at the cap, a connection is not closed to make room before it has waited 1 s: a client that sends its request late in a burst is answered, the newcomers wait", async () => {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr as Deno.NetAddr;
+  const server = new HttpServer({
+    listeners: [listener],
+    limits: { max_connections: 2 },
+    handler: () => Promise.resolve(new Response("ok")),
+    refusal: (status, message) => new Response(message, { status }),
+  });
+  const conns: Deno.Conn[] = [];
+  try {
+    // The client connects, a burst presses the cap, and the client's
+    // request is sent 300 ms late (a loaded machine): it is still read.
+    const client = await Deno.connect({ hostname: "127.0.0.1", port });
+    conns.push(client);
+    const started = Date.now();
+    for (let i = 0; i < 4; i++) {
+      conns.push(await Deno.connect({ hostname: "127.0.0.1", port }));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await client.write(
+      encoder.encode(
+        "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+      ),
+    );
+    assert.match(await readAll(client), /^HTTP\/1\.1 200 [^]*\r\n\r\nok$/);
+    // The newcomers were let in as their elders' grace ran out: the first
+    // idle one is told 503, no sooner than 1 s after it connected.
+    const first = conns[1]!;
+    assert.match(await readAll(first), /^HTTP\/1\.1 503 /);
+    const waited = Date.now() - started;
+    assert.ok(waited >= 1_000, `closed to make room after ${waited} ms`);
   } finally {
     for (const conn of conns) {
       try {

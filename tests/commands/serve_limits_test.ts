@@ -38,6 +38,7 @@ Deno.test("serve's limits are the ones its help and these tests name", async () 
     body_timeout_ms: 60_000,
     write_timeout_ms: 30_000,
     max_head_bytes: 32 * 1024,
+    room_grace_ms: 1_000,
   });
   assert.deepEqual(ACTION_BODY_LIMITS, {
     steer: STEER_BODY_LIMIT,
@@ -49,6 +50,7 @@ Deno.test("serve's limits are the ones its help and these tests name", async () 
   for (
     const phrase of [
       "at most 256 connections",
+      "once that one has waited 1 s",
       "head must arrive within 10 s and be at most 32 KiB (431)",
       "its body within 60 s with no 10 s pause",
       "closed after 10 s without a request",
