@@ -39,7 +39,13 @@ import {
   reportViolations,
   sleep,
 } from "../_harness/mod.ts";
-import { follower, overspender, poller, writer } from "./actors/clients.ts";
+import {
+  follower,
+  laneCoverer,
+  overspender,
+  poller,
+  writer,
+} from "./actors/clients.ts";
 import { killer, waitUntil } from "./actors/killer.ts";
 import { checkFollowerCoverage, FollowTracker } from "./audits/reads.ts";
 import {
@@ -80,6 +86,7 @@ async function soakOnce(
   const writers = [
     ...Array.from({ length: WRITERS }, (_, w) => writer(soak, w + 1)),
     overspender(soak),
+    laneCoverer(soak),
   ];
   await killer(soak, first, deadline, kills);
   soak.progress("the last run ended; stopping writers and pollers");

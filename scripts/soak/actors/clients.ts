@@ -71,6 +71,57 @@ export async function overspender(soak: Soak): Promise<void> {
   }
 }
 
+/**
+ * Makes sure each lane delivers a steer: one steer at a time at the prompt
+ * in progress when its lane has delivered none yet, until both have. The
+ * writers' steers land on whichever prompt runs, refused while the runner
+ * is down or the budget is spent: with kills and a loaded machine, chance
+ * alone may leave a lane with no delivery.
+ */
+export async function laneCoverer(soak: Soak): Promise<void> {
+  const delivered = new Set<string>();
+  const lanes = new Set(PROMPTS.map((p) => p.lane));
+  while (!soak.stopWriters && delivered.size < lanes.size) {
+    const snap = await readSnapshotFile(soak.stateRoot);
+    const runId = snap?.run_id;
+    const promptId = snap?.prompt_id;
+    const lane = PROMPTS.find((p) => p.id === promptId)?.lane;
+    if (
+      snap?.status !== "running" || typeof runId !== "string" ||
+      typeof promptId !== "string" || lane === undefined ||
+      delivered.has(lane)
+    ) {
+      await sleep(100);
+      continue;
+    }
+    const ref = { state_root: soak.stateRoot, run_id: runId };
+    soak.counts.requests++;
+    const sent = await steer(ref, `soak lane ${lane}: keep the notes short`, {
+      promptId,
+      author: "soak-lane",
+    }).catch(() => null);
+    if (sent === null) {
+      soak.counts.refused++;
+      await sleep(200);
+      continue;
+    }
+    soak.acked.set(sent.request_id, "steer");
+    soak.counts.acked++;
+    for (;;) {
+      const outcome = await requestOutcome(ref, sent.request_id).catch(() =>
+        null
+      );
+      if (outcome?.final) {
+        if (outcome.outcome === "applied") delivered.add(lane);
+        else await sleep(300);
+        break;
+      }
+      if (soak.stopWriters) return;
+      await sleep(100);
+    }
+  }
+}
+
 export async function writer(soak: Soak, w: number): Promise<void> {
   const rng = new Rng(soak.seed + 1000 + w);
   const views: [string, readonly string[]][] = [
