@@ -43,7 +43,9 @@ export async function scanBucket(
   filter: string,
 ): Promise<BucketEntry[]> {
   const prefix = `$KV.${bucket}.`;
-  const entries: BucketEntry[] = [];
+  // A key put again while the pass reads comes twice (its last value when
+  // the pass began, then the new one): the later one stands, once.
+  const entries = new Map<string, BucketEntry | null>();
   const stop = new AbortController();
   try {
     for await (
@@ -55,19 +57,21 @@ export async function scanBucket(
       })
     ) {
       for (const message of batch.messages) {
-        if (message.operation !== undefined) continue;
-        entries.push({
-          key: message.subject.slice(prefix.length),
-          value: message.data,
-          time: message.time,
-        });
+        const key = message.subject.slice(prefix.length);
+        entries.delete(key);
+        entries.set(
+          key,
+          message.operation !== undefined
+            ? null
+            : { key, value: message.data, time: message.time },
+        );
       }
       if (batch.caughtUp) break;
     }
   } finally {
     stop.abort();
   }
-  return entries;
+  return [...entries.values()].filter((entry) => entry !== null);
 }
 
 /**
