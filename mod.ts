@@ -54,6 +54,15 @@ export {
   snapshot,
 } from "./lib/control/mod.ts";
 
+// Verifying a state root's audit trail (`control log --verify`).
+export {
+  type ChainedFile,
+  type LogFinding,
+  type LogFindingKind,
+  type LogVerification,
+  verifyLog,
+} from "./lib/control/mod.ts";
+
 // The transport a run is reached through (its state root's files by default).
 export {
   fileTransport,
@@ -74,6 +83,9 @@ export {
   setView,
   steer,
   type SteerOptions,
+  waitForOutcome,
+  type WaitOptions,
+  type WaitResult,
 } from "./lib/control/mod.ts";
 
 // Its contract.
@@ -96,6 +108,8 @@ export {
 export type { AmendmentPhase, AmendmentRecord } from "./lib/control/mod.ts";
 export type {
   AgentOptions,
+  Budget,
+  BudgetKey,
   CommandEntry,
   ContainsEntry,
   Contract,
@@ -106,17 +120,29 @@ export type {
   RecoveryConfig,
   RepoConfig,
 } from "./lib/packet/mod.ts";
+export { BUDGET_KEYS } from "./lib/packet/mod.ts";
 export type { EnforcedContract } from "./lib/contract/mod.ts";
 
 // Events, views, and the hooks a run reports to.
 export {
   type AttemptMode,
+  type Attention,
+  ATTENTION_REASONS,
+  type AttentionCommand,
+  type AttentionReason,
   type BoundaryCommand,
+  type BudgetSpending,
   type EventData,
   type EventDataMap,
   type EventType,
   type FailureData,
   type LinkRefusal,
+  NOTIFY_ON,
+  type NotifyCommandRule,
+  type NotifyOn,
+  type NotifyRule,
+  type NotifyRuleBase,
+  type NotifyWebhookRule,
   type PromptEndData,
   type PromptStartInfo,
   PROVIDER_EVENT_TYPES,

@@ -54,6 +54,23 @@ export function stringFlag(args: ParsedArgs, name: string): string | undefined {
   return typeof value === "string" ? value : undefined;
 }
 
+/**
+ * Reads a number of seconds given to `flag` (`--timeout 30`, `1.5`):
+ * positive and finite, else a usage error naming the flag.
+ */
+export function secondsFlag(flag: string, value: string): number {
+  const seconds = /^\s*\d+(\.\d+)?\s*$/.test(value) ? Number(value) : NaN;
+  if (!Number.isFinite(seconds) || seconds <= 0 || seconds > 31_536_000) {
+    throw new UsageError(
+      `${flag} must be a positive number of seconds, found ${
+        JSON.stringify(value)
+      }`,
+      { hint: `Give a number of seconds, like ${flag} 30 or ${flag} 2.5` },
+    );
+  }
+  return seconds;
+}
+
 /** Reads a boolean flag. */
 export function booleanFlag(args: ParsedArgs, name: string): boolean {
   return args.values[name] === true;

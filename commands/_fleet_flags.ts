@@ -111,3 +111,31 @@ export const FLEET_HELP = {
   "fleet-creds":
     "A NATS creds file for the fleet (default:\n$PROMPT_RUNNER_FLEET_CREDS)",
 } as const;
+
+/**
+ * Opens a client of the fleet a fleet TARGET is in, for a command that
+ * reads the run from the fleet alone (`status`, `watch`).
+ *
+ * @throws {UsageError} without a fleet, or with a flag that names a state
+ * root (`--state-root`, `--workspace`, `--packet`): the TARGET names its run.
+ */
+export async function openTargetFleet(
+  values: Record<string, unknown>,
+  cwd: string,
+  target: string,
+): Promise<import("../lib/fleet/mod.ts").FleetClient> {
+  for (const flag of ["state-root", "workspace", "packet"]) {
+    if (values[flag] !== undefined) {
+      throw new UsageError(
+        `A fleet TARGET names its run: --${flag} does not go with ${target}`,
+      );
+    }
+  }
+  const fleet = requireFleet(values, cwd, target);
+  const { openFleetClient } = await fleetModule();
+  return await openFleetClient({
+    url: fleet.parsed,
+    ...(fleet.creds_file === null ? {} : { credsFile: fleet.creds_file }),
+    ...(fleet.ca_file === null ? {} : { caFile: fleet.ca_file }),
+  });
+}

@@ -45,6 +45,11 @@ Options:
   --run-id ID         Use this run id: up to 128 letters, digits, '.', '_'
                       and '-' (a resumed run keeps its events, budgets and
                       audit trail)
+  --progress-timeout S  A stall is S seconds without an event from the agent
+                      while an attempt runs: the run then emits
+                      attention_needed (reason stalled) once, and goes on
+                      (default: the packet's or prompt's progress_timeout_ms;
+                      none)
   --json              Print canonical events as NDJSON instead of text
   -h, --help          Show this help
 
@@ -78,6 +83,12 @@ the path; free space, then continue with --resume.
 An agent CLI a killed runner left running (with what it started) is stopped
 before the run starts anything, and a warning names each process; one that
 cannot be stopped refuses the run with exit 4.
+
+The packet's notify: rules (and the workspace file's) run a command or POST
+to a webhook when the run needs attention or ends, in the background: a
+receiver that is slow, down or failing never slows or fails the run, whose
+end waits at most 3 s for the deliveries still under way. Each outcome is a
+'notified' entry of 'prompt_runner control log'.
 
 Examples:
   prompt_runner run examples/demo
@@ -139,6 +150,56 @@ Examples:
   prompt_runner status examples/demo
   prompt_runner status operator-packet --json | jq .run.status
   prompt_runner status fleet:RUN_ID --fleet nats://fleet.example:4222
+`,
+};
+
+/** `watch`. */
+export const WATCH_INFO: CommandInfo = {
+  name: "watch",
+  summary: "Guard a run: a sample a second, exit when it needs a person",
+  help: `Usage: prompt_runner watch [TARGET] [options]
+
+Prints one sample of the newest run a second (status, prompt, attempt, age
+of the last event, tokens, cost, attention) until the run ends or a
+requirement breaks, then exits with a stable code and reason, so a CI job or
+a cron line can guard an unattended run with one command:
+
+  attention       the run needs a person (attention_needed: a prompt failed
+                  for good, a verifier fault, a refused permission, a spent
+                  steer or usage budget, a stall)            exit 6
+  not_running     the runner is gone, or with --require-running the run
+                  is not running (never run, interrupted, ended)  exit 4
+  progress_stale  with --progress-timeout S, no event for S seconds while
+                  the run runs                                exit 124
+
+A run that completes ends the watch with exit 0. The last sample names the
+reason; stderr says it in words.
+
+TARGET is a prepared workspace's id, a state root or a packet directory, as
+for 'prompt_runner status'; a fleet TARGET (fleet:NODE/ROOT/RUN_ID, or a
+unique suffix) with --fleet URL is watched from the fleet alone.
+
+Options:
+  --progress-timeout S  Exit 124 (progress_stale) when the run's last event
+                      is older than S seconds
+  --require-running   Exit 4 (not_running) unless the run is running
+  --state-root DIR    Read run state from DIR (default: TARGET/.prompt_runner)
+  --workspace FILE    Watch the workspace FILE describes, instead of TARGET
+  --packet DIR        The packet of a workspace without a packet binding
+  --fleet URL         The fleet a fleet:... TARGET is in (default:
+                      $PROMPT_RUNNER_FLEET)
+  --fleet-creds FILE  A NATS creds file for the fleet
+  --json              Print each sample as one JSON object (NDJSON); the
+                      last one carries "violation": {reason, detail}
+  -h, --help          Show this help
+
+Exit codes:
+  0 the run completed   2 usage error   3 target not found
+  4 not_running   6 attention   124 progress_stale   130 interrupted (Ctrl-C)
+
+Examples:
+  prompt_runner watch examples/demo --require-running --progress-timeout 600
+  prompt_runner watch operator-packet --json | jq -c .attention
 `,
 };
 

@@ -8,7 +8,13 @@
 
 import type { CommandEntry } from "./_context.ts";
 import { describedEntry, importCommand } from "./_dispatch.ts";
-import { RUN_INFO, SERVE_INFO, STATUS_INFO, WORKSPACE_INFO } from "./_help.ts";
+import {
+  RUN_INFO,
+  SERVE_INFO,
+  STATUS_INFO,
+  WATCH_INFO,
+  WORKSPACE_INFO,
+} from "./_help.ts";
 import { FLEET_INFO } from "./_fleet_help.ts";
 import { controlCommand } from "./control.ts";
 import { CONTROL_INFO } from "./control/_registry.ts";
@@ -25,6 +31,12 @@ export const COMMANDS: readonly CommandEntry[] = [
     async () =>
       (await importCommand<typeof import("./status.ts")>("./status.ts"))
         .statusCommand,
+  ),
+  describedEntry(
+    WATCH_INFO,
+    async () =>
+      (await importCommand<typeof import("./watch.ts")>("./watch.ts"))
+        .watchCommand,
   ),
   // `control` only dispatches, and is as light as this registry: loaded
   // with it, so a control command costs one dynamic import, not two.

@@ -30,6 +30,7 @@ import { hangupIgnored } from "../lib/shared/hangup.ts";
 import {
   parseCommandArgs,
   type ParsedArgs,
+  secondsFlag,
   stringFlag,
   viewFlags,
 } from "./_args.ts";
@@ -57,6 +58,7 @@ const FLAGS = {
   packet: { type: "string" },
   resume: { type: "boolean" },
   "run-id": { type: "string" },
+  "progress-timeout": { type: "string" },
   json: { type: "boolean" },
   ...RUN_FLEET_FLAGS,
 } as const;
@@ -186,6 +188,10 @@ async function run(context: CommandContext, argv: string[]): Promise<number> {
   const view = viewFlags(args.values);
   const givenRunId = stringFlag(args, "run-id");
   if (givenRunId !== undefined) checkRunId(givenRunId);
+  const progressTimeout = stringFlag(args, "progress-timeout");
+  const progressTimeoutMs = progressTimeout === undefined
+    ? undefined
+    : secondsFlag("--progress-timeout", progressTimeout) * 1000;
   const fleet = runFleetOf(
     args.values,
     context.cwd,
@@ -200,6 +206,9 @@ async function run(context: CommandContext, argv: string[]): Promise<number> {
       workspace.location.repo_overrides,
       workspace.location.workspace_file ?? "workspace.yml",
     );
+    // The workspace's notify: rules apply in addition to the packet's.
+    const notify = [...packet.notify, ...workspace.location.notify ?? []];
+    packet = { ...packet, notify };
   }
   const flagRoot = stringFlag(args, "state-root");
   const namedRoot = workspace?.location.state_root ??
@@ -278,6 +287,7 @@ async function run(context: CommandContext, argv: string[]): Promise<number> {
         ? { model: stringFlag(args, "model")! }
         : {}),
       view,
+      ...(progressTimeoutMs === undefined ? {} : { progressTimeoutMs }),
       ...(stateRoot === undefined ? {} : { stateRoot }),
       ...(workspace?.location.workspace_id
         ? { workspaceId: workspace.location.workspace_id }

@@ -1,8 +1,9 @@
 /**
  * The shape of the code base is a claim the issues make: no file in lib/,
  * commands/ or scripts/ over 400 lines (a generated file excepted), no
- * import cycle, the layering (shared ← packet, verify, providers, render,
- * control ← workspace ← status ← contract ← runner ← commands ← main), and
+ * import cycle, the layering (shared ← notify ← packet, verify, providers,
+ * render, control ← workspace ← status ← contract ← runner ← commands ←
+ * main), and
  * scripts/ never importing tests/. These tests read the sources and fail
  * when the claim breaks.
  */
@@ -16,12 +17,14 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 /** Which lib areas each area may import (besides itself). */
 const ALLOWED: Record<string, string[]> = {
   "lib/shared": [],
-  "lib/packet": ["lib/shared"],
+  // Notifications: rules read by packets and workspaces, delivered by the plane.
+  "lib/notify": ["lib/shared"],
+  "lib/packet": ["lib/shared", "lib/notify"],
   "lib/verify": ["lib/shared", "lib/packet"],
   "lib/providers": ["lib/shared", "lib/packet"],
   "lib/render": ["lib/shared"],
-  "lib/control": ["lib/shared"],
-  "lib/workspace": ["lib/shared", "lib/packet", "lib/control"],
+  "lib/control": ["lib/shared", "lib/notify"],
+  "lib/workspace": ["lib/shared", "lib/notify", "lib/packet", "lib/control"],
   // The state file and where runs stand: read by the contract and the runner.
   "lib/status": ["lib/shared", "lib/packet", "lib/verify", "lib/control"],
   "lib/contract": [

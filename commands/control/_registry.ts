@@ -57,7 +57,7 @@ export const CONTROL_COMMANDS: readonly CommandEntry[] = [
   ),
   declared(
     "log",
-    "Show the audit log of commands sent to a run",
+    "Show the audit log of commands sent to a run, or verify its chain",
     "./control/log.ts",
   ),
   declared(
@@ -103,9 +103,14 @@ ${
 
 Run 'prompt_runner control COMMAND --help' for a command's options.
 
+view, steer, amend and relax take --wait [--timeout S]: they wait until the
+request's outcome is final and exit by it.
+
 Exit codes:
   0 ok   2 usage error   3 not found   4 refused by state (the run is not
-  running)   5 a followed run ended without run_finished
+  running; with --wait, the request was rejected)   5 a followed run ended
+  without run_finished (with --wait: the run ended before the request was
+  applied)   124 a --wait --timeout passed
 `;
 }
 

@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { RelaxOptions } from "../../lib/contract/mod.ts";
+import type { AmendTarget, RelaxOptions } from "../../lib/contract/mod.ts";
 import type { AmendmentRecord } from "../../lib/control/mod.ts";
 import {
   paint,
@@ -14,6 +14,7 @@ import {
 } from "../../lib/render/ansi.ts";
 import { UsageError } from "../../lib/shared/errors.ts";
 import type { CommandContext } from "../_context.ts";
+import { WAIT_FLAGS, waitChoice } from "./_wait.ts";
 import {
   authorFlag,
   type ControlFlag,
@@ -140,10 +141,37 @@ async function report(
   await context.stdout.write(terminalSafe(text, { style: context.color }));
 }
 
+/**
+ * Reports a recorded amendment; with `--wait`, also the log entry it was
+ * recorded with (with `--json`, only that entry). An amendment is final
+ * once recorded: the wait ends at once, applied.
+ */
+async function recorded(
+  context: CommandContext,
+  input: ControlInput<unknown>,
+  target: AmendTarget,
+  record: AmendmentRecord,
+): Promise<number> {
+  const json = input.values.json === true;
+  if (waitChoice(input.values) === null) {
+    await report(context, record, json);
+    return 0;
+  }
+  if (!json) await report(context, record, false);
+  const { printAmendmentEntry } = await import("./_wait_report.ts");
+  await printAmendmentEntry(context, {
+    target,
+    stateRoot: input.fleet === null ? input.location.state_root : null,
+    record,
+  }, json);
+  return 0;
+}
+
 /** An amendment's addition and reason, checked before any file is read. */
 function checkAmend(
   { values }: { values: FlagValues },
 ): Addition & { reason: string } {
+  waitChoice(values);
   const { clause, entry } = addition(values);
   const reason = values.reason as string | undefined;
   if (reason === undefined || reason.trim() === "") {
@@ -175,12 +203,12 @@ async function amendCommand(
       ...(author === undefined ? {} : { author }),
     },
   );
-  await report(context, record, values.json === true);
-  return 0;
+  return await recorded(context, input, at.target, record);
 }
 
 /** A relaxation's clause, reason and confirmation, checked first. */
 function checkRelax({ values }: { values: FlagValues }): RelaxOptions {
+  waitChoice(values);
   const clause = values.drop as string | undefined;
   if (clause === undefined) {
     throw new UsageError("Name the clause to drop: --drop CLAUSE", {
@@ -219,13 +247,12 @@ async function relaxCommand(
   context: CommandContext,
   input: ControlInput<ReturnType<typeof checkRelax>>,
 ): Promise<number> {
-  const { values, words, prepared } = input;
+  const { words, prepared } = input;
   const { relax } = await import("../../lib/contract/mod.ts");
   const { contractAt } = await import("./_run_at.ts");
   await using at = await contractAt(input);
   const record = await relax(at.target, words[0]!, prepared);
-  await report(context, record, values.json === true);
-  return 0;
+  return await recorded(context, input, at.target, record);
 }
 
 const TARGETS = `TARGET is a
@@ -243,12 +270,16 @@ const PERSIST: ControlFlag = {
 };
 const JSON_FLAG: ControlFlag = {
   type: "boolean",
-  help: "Print the amendment record as one JSON line",
+  help: "Print the amendment record as one JSON line; with --wait,\n" +
+    "its log entry instead",
 };
 const ADDITION = "Addition (exactly one)";
 const NOT_RECORDED =
   `  3 packet or prompt not found   4 the amendments file is corrupt, or other
-  amendments kept it waiting too long (nothing recorded)`;
+  amendments kept it waiting too long (nothing recorded)
+
+An amendment is final once recorded (no live run is needed): --wait returns
+at once, exit 0, printing the log entry it was recorded with.`;
 
 /** `control amend`. */
 export const amend = declareControl({
@@ -289,6 +320,7 @@ root uses the packet's contract. Each is recorded with its phase
     reason: REASON,
     persist: PERSIST,
     author: authorFlag("amends"),
+    ...WAIT_FLAGS,
     json: JSON_FLAG,
   },
   footer:
@@ -296,7 +328,8 @@ root uses the packet's contract. Each is recorded with its phase
 30 s for the others fails and records nothing.
 
 Exit codes:
-  0 recorded   2 usage error (no reason, not exactly one addition, bad entry)
+  0 recorded   2 usage error (no reason, not exactly one addition, bad entry,
+  a bad --timeout)
 ${NOT_RECORDED}`,
   target: "contract",
   writes: "amendments",
@@ -323,10 +356,12 @@ changed_paths_only. TARGET is as for 'control amend'.`,
     },
     persist: PERSIST,
     author: authorFlag("relaxes"),
+    ...WAIT_FLAGS,
     json: JSON_FLAG,
   },
   footer: `Exit codes:
-  0 recorded   2 usage error (no --confirm, no reason, unknown clause)
+  0 recorded   2 usage error (no --confirm, no reason, unknown clause, a bad
+  --timeout)
 ${NOT_RECORDED}`,
   target: "contract",
   writes: "amendments",

@@ -13,6 +13,10 @@ import {
   terminalSafeData,
 } from "../../lib/render/ansi.ts";
 import { duration } from "../../lib/render/duration.ts";
+import {
+  attentionText,
+  spendingText,
+} from "../../lib/status/attention_text.ts";
 import type { CommandContext } from "../_context.ts";
 import { type ControlInput, declareControl } from "./_declare.ts";
 
@@ -73,8 +77,16 @@ async function showStatus(
       lock.info?.run_id !== stored.run_id;
   }
   const age = Date.now() - Date.parse(current.updated_at);
+  const attention = current.attention;
   const rows: [string, string][] = [
     ["status", statusText(current, gone, fleet !== null)],
+    ...(attention === null ? [] : [
+      [
+        "attention",
+        paint(`${attentionText(attention)} since ${attention.since}`, "red"),
+      ] as [string, string],
+      ["", attention.detail] as [string, string],
+    ]),
     [
       "prompt",
       current.prompt_id === null
@@ -98,6 +110,12 @@ async function showStatus(
         current.cost_usd === null ? "" : `, $${current.cost_usd.toFixed(4)}`
       }`,
     ],
+    ...(current.budget === null ? [] : [[
+      "budget",
+      current.budget.map((b) =>
+        b.spent > b.limit ? paint(spendingText(b), "red") : spendingText(b)
+      ).join(" · "),
+    ] as [string, string]]),
     ["events", `${current.event_count} (last seq ${current.last_seq})`],
     ["steers", `${current.steer_count}/${current.max_steers} for this prompt`],
     [

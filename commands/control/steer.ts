@@ -13,6 +13,12 @@ import { terminalSafe } from "../../lib/render/ansi.ts";
 import { UsageError } from "../../lib/shared/errors.ts";
 import type { CommandContext } from "../_context.ts";
 import {
+  REQUEST_JSON_FLAG,
+  sendRequest,
+  WAIT_FLAGS,
+  waitChoice,
+} from "./_wait.ts";
+import {
   authorFlag,
   type ControlArgs,
   type ControlInput,
@@ -86,23 +92,43 @@ async function steerText({ words, stdin }: ControlArgs): Promise<string> {
   return checkSteerText(raw);
 }
 
+/** The steer's text, with `--wait` and `--timeout` checked first. */
+async function prepareSteer(args: ControlArgs): Promise<string> {
+  waitChoice(args.values);
+  return await steerText(args);
+}
+
 async function sendSteer(
   context: CommandContext,
   input: ControlInput<string>,
 ): Promise<number> {
   const { values, prepared: text } = input;
+  const wait = waitChoice(values);
+  const json = values.json === true;
   const { runAt } = await import("./_run_at.ts");
   await using run = await runAt(input);
   const ref = run.ref;
   const author = values.author as string | undefined;
   const promptId = values.prompt as string | undefined;
-  const receipt = await sendSteerRequest(ref, text, {
-    ...(author === undefined ? {} : { author }),
-    ...(promptId === undefined ? {} : { promptId }),
-  });
-  await context.stdout.line(terminalSafe(
-    `Queued steer for run ${ref.run_id} (request ${receipt.request_id}); it is delivered at the next event boundary`,
-  ));
+  const receipt = await sendRequest(wait, () =>
+    sendSteerRequest(ref, text, {
+      ...(author === undefined ? {} : { author }),
+      ...(promptId === undefined ? {} : { promptId }),
+    }));
+  if (json && wait === null) await context.stdout.json(receipt);
+  else if (!json) {
+    await context.stdout.line(terminalSafe(
+      `Queued steer for run ${ref.run_id} (request ${receipt.request_id}); ${
+        wait === null
+          ? "it is delivered at the next event boundary"
+          : "waiting for its lane to deliver or refuse it"
+      }`,
+    ));
+  }
+  if (wait !== null) {
+    const { waitAndReport } = await import("./_wait_report.ts");
+    return await waitAndReport(context, ref, receipt.request_id, wait, json);
+  }
   await context.stderr.line(
     "hint: 'prompt_runner control log' shows whether the lane delivered it",
   );
@@ -132,17 +158,30 @@ the TARGET is the current directory, else the workspace related to it.`,
       help: "Only for this prompt: refused if another one is running",
     },
     author: authorFlag("asks"),
+    ...WAIT_FLAGS,
+    json: REQUEST_JSON_FLAG,
   },
-  footer: `Exit codes:
-  0 the steer is queued (see 'prompt_runner control log' for delivery)
-  2 usage error, empty steer (an empty stdin too), or a steer over the limit
-  3 packet or run not found   4 the run is not running
+  footer: `With --wait, a steer is final when its lane delivers it (applied) or
+refuses it (rejected, as when its prompt finishes first), not when the run
+accepts it. One still undelivered when the run ends is refused as the run
+closes: that is exit 5, the run ended first.
+
+Exit codes:
+  0 the steer is queued (see 'prompt_runner control log' for delivery);
+    with --wait, it was delivered
+  2 usage error, empty steer (an empty stdin too), or a steer over the limit,
+    or a bad --timeout
+  3 packet or run not found   4 the run is not running; with --wait, the
+    steer was rejected (the reason on stderr)
+  5 with --wait: the run ended, or its runner died, before the steer was
+    delivered   124 with --wait --timeout: the time passed first
 
 Examples:
   prompt_runner control steer examples/demo "Keep the notes under ten lines"
-  git diff --stat | prompt_runner control steer examples/demo -`,
+  git diff --stat | prompt_runner control steer examples/demo -
+  prompt_runner control steer examples/demo "Stop there" --wait --timeout 60`,
   target: "steer",
   writes: "requests",
-  prepare: steerText,
+  prepare: prepareSteer,
   run: sendSteer,
 });

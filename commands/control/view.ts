@@ -10,6 +10,12 @@ import type { ViewSettings } from "../../lib/shared/view.ts";
 import { viewFlags } from "../_args.ts";
 import type { CommandContext } from "../_context.ts";
 import {
+  REQUEST_JSON_FLAG,
+  sendRequest,
+  WAIT_FLAGS,
+  waitChoice,
+} from "./_wait.ts";
+import {
   authorFlag,
   type ControlInput,
   declareControl,
@@ -27,6 +33,7 @@ function settingsOf(
         "Use --log-mode, --tool-output, --thinking or --diff; see 'prompt_runner control view --help'",
     });
   }
+  waitChoice(values);
   return settings;
 }
 
@@ -35,21 +42,33 @@ async function requestView(
   input: ControlInput<Partial<ViewSettings>>,
 ): Promise<number> {
   const { values, prepared: settings } = input;
+  const wait = waitChoice(values);
+  const json = values.json === true;
   const { runAt } = await import("./_run_at.ts");
   const { setView } = await import("../../lib/control/set_view.ts");
   await using run = await runAt(input);
   const ref = run.ref;
   const author = values.author as string | undefined;
-  const receipt = await setView(
-    ref,
-    settings,
-    author === undefined ? {} : { author },
+  const receipt = await sendRequest(
+    wait,
+    () => setView(ref, settings, author === undefined ? {} : { author }),
   );
   const named = Object.entries(settings).sort().map(([k, v]) => `${k}=${v}`)
     .join(", ");
-  await context.stdout.line(terminalSafe(
-    `Requested ${named} for run ${ref.run_id} (request ${receipt.request_id}); it applies at the next event boundary`,
-  ));
+  if (json && wait === null) await context.stdout.json(receipt);
+  else if (!json) {
+    await context.stdout.line(terminalSafe(
+      `Requested ${named} for run ${ref.run_id} (request ${receipt.request_id}); ${
+        wait === null
+          ? "it applies at the next event boundary"
+          : "waiting for its outcome"
+      }`,
+    ));
+  }
+  if (wait !== null) {
+    const { waitAndReport } = await import("./_wait_report.ts");
+    return await waitAndReport(context, ref, receipt.request_id, wait, json);
+  }
   await context.stderr.line(
     "hint: 'prompt_runner control log' shows whether it was applied",
   );
@@ -92,11 +111,20 @@ directory, else the workspace related to it).`,
       section: SETTINGS,
     },
     author: authorFlag("asks"),
+    ...WAIT_FLAGS,
+    json: REQUEST_JSON_FLAG,
   },
   footer: `Exit codes:
-  0 the request is queued (see 'prompt_runner control log' for its outcome)
-  2 usage error or bad value   3 packet or run not found
-  4 the run is not running`,
+  0 the request is queued (see 'prompt_runner control log' for its outcome);
+    with --wait, it was applied
+  2 usage error or bad value (a bad --timeout too)   3 packet or run not found
+  4 the run is not running; with --wait, the run rejected the request (the
+    reason on stderr)
+  5 with --wait: the run ended, or its runner died, before the request was
+    applied   124 with --wait --timeout: the time passed first
+
+Examples:
+  prompt_runner control view examples/demo --thinking hide --wait --timeout 30`,
   target: "location",
   writes: "requests",
   prepare: settingsOf,

@@ -59,6 +59,8 @@ th { font-weight: 600; color: var(--muted); font-size: .85rem; }
 .status-failed, .status-runner_gone, .status-unreachable { color: var(--failed); }
 .status-interrupted { color: var(--interrupted); }
 .runner-gone, .runner-unreachable { color: var(--failed); }
+tr.run[data-attention] { background: var(--attention-bg, rgba(200, 40, 40, 0.12)); }
+#runs tr.run[data-attention] td[data-field=attention], dd[data-field=attention]:not([data-attention=""]) { color: var(--failed); font-weight: bold; }
 .runner-alive { color: var(--completed); }
 
 .run .top, .run .middle, .run .bottom { display: grid; gap: .75rem; }
@@ -120,6 +122,9 @@ output.outcome[data-outcome=rejected], output.outcome[data-outcome=refused] { co
 .log-entry { font-family: var(--mono); font-size: .8rem; padding: .1rem 0; border-bottom: 1px dotted var(--line); white-space: pre-wrap; overflow-wrap: anywhere; }
 .log-entry[data-outcome=rejected] { color: var(--failed); }
 .log-entry[data-outcome=applied] { color: var(--completed); }
+.chain { font-size: .85rem; margin: .2rem 0 .4rem; overflow-wrap: anywhere; }
+.chain[data-chain=holds] { color: var(--completed); }
+.chain[data-chain=broken] { color: var(--failed); font-weight: 600; }
 .contract-diff td { font-family: var(--mono); font-size: .8rem; }
 .change-added td { background: #eaf5ea; }
 .change-removed td { background: #fbeaea; text-decoration: line-through; }

@@ -378,8 +378,7 @@ export function fleetRowOf(run: FleetRun): RunRow {
     target: fleetAddress(run),
     packet: s.packet || null,
     status: run.status === "blocked" ? "failed" : run.status,
-    // The fleet holds the snapshot, not the state file: a run's count of
-    // completed prompts is known once it has completed them all.
+    // The fleet has the snapshot, not the state: all done is known, no more.
     progress: {
       completed: run.status === "completed" ? selected : null,
       selected,
@@ -396,5 +395,6 @@ export function fleetRowOf(run: FleetRun): RunRow {
       : run.status === "unreachable"
       ? "unreachable"
       : "none",
+    attention: s.attention,
   };
 }

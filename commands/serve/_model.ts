@@ -9,6 +9,7 @@
 import type {
   ContractView,
   LogEntry,
+  LogVerification,
   RunEvent,
   RunWord,
   Snapshot,
@@ -108,6 +109,11 @@ export interface RunPageModel {
   earlier: number;
   /** The control log of this run. */
   log: LogEntry[];
+  /**
+   * Whether the state root's audit trail holds (`control log --verify`);
+   * `null` (or absent) for a fleet run, whose files are on its own machine.
+   */
+  chain?: LogVerification | null;
   /** Each prompt's contract: packet vs enforced, with amendments. */
   contracts: ContractView[];
   /** The outcome of the form just posted, when the URL names one. */

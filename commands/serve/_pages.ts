@@ -64,7 +64,12 @@ function runRow(row: RunRow): string {
   const { text, classes } = rowCells(row);
   return el(
     "tr",
-    { class: "run", "data-run": runKey(row), "data-status": row.status },
+    {
+      class: "run",
+      "data-run": runKey(row),
+      "data-status": row.status,
+      "data-attention": row.attention?.reason ?? null,
+    },
     el(
       "td",
       { "data-field": "name" },
@@ -73,6 +78,14 @@ function runRow(row: RunRow): string {
       ROW_FIELDS.map((name) => cell(name, text[name], { class: classes[name] }))
         .join(""),
   );
+}
+
+/** The runs that need a person first, the rest in their order. */
+function needsFirst(rows: RunRow[]): RunRow[] {
+  return [
+    ...rows.filter((row) => row.attention),
+    ...rows.filter((row) => !row.attention),
+  ];
 }
 
 /**
@@ -99,7 +112,7 @@ export function runsPage(rows: RunRow[], context: PageContext): string {
     header(context, "") +
       `<main><h1>Runs</h1>${fleet}${empty}` +
       `<table id="runs"><thead><tr>${head}</tr></thead><tbody>${
-        rows.map(runRow).join("")
+        needsFirst(rows).map(runRow).join("")
       }</tbody></table></main>`,
   );
 }
@@ -132,7 +145,7 @@ export function runPage(model: RunPageModel, context: PageContext): string {
       `<div class="middle">${eventsSection(model)}${
         actionsSection(model)
       }</div>` +
-      `<div class="bottom">${logSection(model.log)}${
+      `<div class="bottom">${logSection(model.log, model.chain ?? null)}${
         contractSection(model.contracts)
       }</div>` +
       `</main>`,

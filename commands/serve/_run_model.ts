@@ -21,6 +21,7 @@ import {
   type RunWord,
   type Snapshot,
   type StatusRollup,
+  verifyLog,
 } from "../../mod.ts";
 import { foldTimeline, renderEvents } from "./_events_view.ts";
 import type { RunPageModel, RunRow, ShownOutcome } from "./_model.ts";
@@ -184,6 +185,9 @@ export async function pageModelOf(
     events: renderEvents(events, view, { from: shown[0]?.event.seq ?? 1 }),
     earlier: events.length - shown.length,
     log: await log(ref).catch(() => []),
+    chain: root.fleet === null
+      ? await verifyLog(root.state_root).catch(() => null)
+      : null,
     contracts: parts.contracts,
     outcome: await shownOutcome(ref, query),
   };
@@ -242,6 +246,7 @@ function emptyRow(root: WatchedRoot, runId: string): RunRow {
     cost_usd: null,
     last_event_age_ms: null,
     runner: "none",
+    attention: null,
   };
 }
 
@@ -269,6 +274,7 @@ export function rowOf(
     cost_usd: rollup.provider.cost_usd,
     last_event_age_ms: rollup.provider.last_event_age_ms,
     runner: rollup.lease.state,
+    attention: rollup.attention,
   };
 }
 

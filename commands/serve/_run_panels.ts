@@ -17,7 +17,15 @@ import {
   UNKNOWN,
 } from "./_html.ts";
 import type { PromptTimeline, RenderedEvent, RunPageModel } from "./_model.ts";
-import { logText, promptText, viewText, words } from "./page/shared.ts";
+import { chainHtml } from "./_chain_panel.ts";
+import {
+  attentionLine,
+  budgetWords,
+  logText,
+  promptText,
+  viewText,
+  words,
+} from "./page/shared.ts";
 
 /** A term and its value in the snapshot panel. */
 function field(name: string, label: string, value: string): string {
@@ -34,8 +42,19 @@ export function snapshotPanel(model: RunPageModel): string {
   const prompt = s
     ? promptText(s.prompt_id, s.prompt_name)
     : promptText(row.current.id, row.current.name);
+  const attention = s?.attention ?? row.attention;
   const fields = [
     field("status", "status", words(status)),
+    `<div class="field attention-field"><dt>attention</dt>${
+      el(
+        "dd",
+        {
+          "data-field": "attention",
+          "data-attention": attention?.reason ?? "",
+        },
+        esc(attentionLine(attention)),
+      )
+    }</div>`,
     field(
       "progress",
       "progress",
@@ -58,6 +77,7 @@ export function snapshotPanel(model: RunPageModel): string {
         : tokens(row.input_tokens, row.output_tokens),
     ),
     field("cost", "cost", cost(s ? s.cost_usd : row.cost_usd)),
+    field("budget", "budget", budgetWords(s?.budget ?? null)),
     field(
       "steers",
       "steers",
@@ -224,12 +244,15 @@ export function logEntryHtml(entry: LogEntry): string {
   );
 }
 
-/** The control log, newest last. */
-export function logSection(log: LogEntry[]): string {
+/** The control log, newest last, after whether its audit chain holds. */
+export function logSection(
+  log: LogEntry[],
+  chain: RunPageModel["chain"] = null,
+): string {
   return el(
     "section",
     { id: "log" },
-    `<h2>Control log</h2>${log.map(logEntryHtml).join("")}`,
+    `<h2>Control log</h2>${chainHtml(chain)}${log.map(logEntryHtml).join("")}`,
   );
 }
 

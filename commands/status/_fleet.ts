@@ -7,9 +7,8 @@
  */
 
 import { terminalSafe, terminalSafeData } from "../../lib/render/mod.ts";
-import { UsageError } from "../../lib/shared/mod.ts";
 import type { CommandContext } from "../_context.ts";
-import { fleetModule, requireFleet } from "../_fleet_flags.ts";
+import { openTargetFleet } from "../_fleet_flags.ts";
 import { renderStatus, shellWord } from "./_report.ts";
 import { promptLines } from "./_prompt_lines.ts";
 
@@ -37,20 +36,7 @@ export async function fleetStatusReport(
   args: FleetStatusArgs,
 ): Promise<number> {
   const { target, values } = args;
-  for (const flag of ["state-root", "workspace", "packet"]) {
-    if (values[flag] !== undefined) {
-      throw new UsageError(
-        `A fleet TARGET names its run: --${flag} does not go with ${target}`,
-      );
-    }
-  }
-  const fleet = requireFleet(values, context.cwd, target);
-  const { openFleetClient } = await fleetModule();
-  await using client = await openFleetClient({
-    url: fleet.parsed,
-    ...(fleet.creds_file === null ? {} : { credsFile: fleet.creds_file }),
-    ...(fleet.ca_file === null ? {} : { caFile: fleet.ca_file }),
-  });
+  await using client = await openTargetFleet(values, context.cwd, target);
   const run = await client.resolve(target);
   const { rollup, prompts, silent_ms } = await client.status(run);
   if (values.json) {

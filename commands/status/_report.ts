@@ -8,7 +8,11 @@
 
 import { paint, type Style } from "../../lib/render/ansi.ts";
 import { duration } from "../../lib/render/duration.ts";
-import type { StatusRollup } from "../../lib/status/mod.ts";
+import {
+  attentionText,
+  spendingText,
+  type StatusRollup,
+} from "../../lib/status/mod.ts";
 
 /** The human words for a run's status (DESIGN §10). */
 export const RUN_WORDS: Record<StatusRollup["run"]["status"], string> = {
@@ -142,6 +146,25 @@ function amendmentsRow(r: StatusRollup): string {
   );
 }
 
+/** Why the run needs a person: the report's second line, in red. */
+function attentionRow(r: StatusRollup): string[] {
+  const a = r.attention;
+  if (a === null) return [];
+  return [
+    row("attention", paint(`${attentionText(a)} since ${a.since}`, "red")),
+    `${" ".repeat(14)}${a.detail}`,
+  ];
+}
+
+/** Spend against each limit in force. */
+function budgetRow(r: StatusRollup): string[] {
+  if (r.budget === null) return [];
+  const parts = r.budget.map((b) =>
+    b.spent > b.limit ? paint(spendingText(b), "red") : spendingText(b)
+  );
+  return [row("budget", parts.join(" · "))];
+}
+
 function agentRow(r: StatusRollup): string {
   const s = r.service;
   if (s.agent_pid === null) return row("agent", "no agent process recorded");
@@ -224,6 +247,7 @@ export function renderStatus(
       paint(word, WORD_STYLE[r.run.status])
     }`,
   ];
+  lines.push(...attentionRow(r));
   if (r.workspace_id !== null) lines.push(row("workspace", r.workspace_id));
   const fleet = options.fleet ?? null;
   lines.push(row(fleet === null ? "state root" : "fleet run", r.state_root));
@@ -242,6 +266,7 @@ export function renderStatus(
     }
     lines.push(
       providerRow(r),
+      ...budgetRow(r),
       steersRow(r),
       amendmentsRow(r),
       agentRow(r),

@@ -11,7 +11,10 @@ import { type LogScan, scanLog } from "./_log_scan.ts";
 import type { PlaneContext } from "./_plane_context.ts";
 import type { LogEntry } from "./log_entry.ts";
 import type { RequestInbox } from "./request_inbox.ts";
+import { ensurePrivateDir, repairTornTail } from "../shared/files.ts";
+import { openStateRoot } from "../shared/state_root.ts";
 import { parseViewSettings } from "../shared/view.ts";
+import { RUNNER_STOPPED_REASON } from "./_run_end_reason.ts";
 
 /**
  * Finishes the requests an earlier process decided (its receipt stands:
@@ -75,9 +78,31 @@ export async function finishOrphanedSteers(
     await ctx.appendLog({
       ...entry,
       outcome: wasDelivered ? "applied" : "rejected",
-      reason: wasDelivered
-        ? null
-        : "the runner stopped before the steer could be delivered; send it again if it still matters",
+      reason: wasDelivered ? null : RUNNER_STOPPED_REASON,
     });
   }
+}
+
+/**
+ * Makes the state root and the control directory private and usable: the
+ * folders made (0700), dot-temps of dead writers removed, a log line torn
+ * by a crash ended.
+ */
+export async function prepareControlDir(
+  ctx: PlaneContext,
+  inbox: RequestInbox,
+): Promise<void> {
+  const paths = ctx.paths;
+  await openStateRoot(paths.root, {
+    create: true,
+    repair: true,
+    warn: (message) => ctx.warn("root-mode", message),
+  });
+  for (
+    const dir of [paths.dir, paths.requests, paths.outcomes, paths.archive]
+  ) {
+    await ctx.guard(() => ensurePrivateDir(dir, ctx.within));
+  }
+  await inbox.cleanTemps();
+  await ctx.guard(() => repairTornTail(paths.log, ctx.within));
 }

@@ -8,12 +8,12 @@
 import { join } from "../shared/posix_path.ts";
 import { errorText, StateError } from "../shared/errors.ts";
 import {
-  appendLine,
   checkPath,
   ensurePrivateDir,
   readTextIfExists,
 } from "../shared/files.ts";
 import { lockFile } from "../shared/lock_file.ts";
+import { appendChainedLine } from "./append_chained_line.ts";
 import type { LogEntry } from "./log_entry.ts";
 import { controlPaths, safeName } from "./paths.ts";
 import { isRecord } from "../shared/is_record.ts";
@@ -45,6 +45,12 @@ export interface AmendmentRecord {
   run_id: string | null;
   /** Whether it was also written into the prompt file (then it is not replayed). */
   persisted: boolean;
+  /**
+   * The SHA-256 (hex) of the file's line before this one; on its first
+   * line, of its `run_id` (of "" when that is `null`). Absent on records
+   * not written yet, and on lines written before the chain existed.
+   */
+  prev?: string;
 }
 
 /** A contract as plain data: clause name to entries. */
@@ -190,7 +196,7 @@ export async function amendmentsSize(
   return info?.size ?? 0;
 }
 
-/** Appends an amendment (synced) to its prompt's file. */
+/** Appends an amendment (synced) to its prompt's file, chained (`prev`). */
 export async function appendAmendment(
   stateRoot: string,
   record: AmendmentRecord,
@@ -198,22 +204,16 @@ export async function appendAmendment(
   const paths = controlPaths(stateRoot);
   await ensurePrivateDir(paths.amendments, { within: stateRoot });
   const path = amendmentsFile(stateRoot, record.prompt);
-  await appendLine(path, JSON.stringify(record), {
-    sync: true,
-    within: stateRoot,
-  });
+  await appendChainedLine(path, record, { within: stateRoot });
   return path;
 }
 
-/** Records an amendment in the state root's audit log (`control/log.jsonl`). */
-export async function logAmendment(
-  stateRoot: string,
+/** The audit log entry an amendment is logged with (`requestId`: the request it answers). */
+export function amendmentLogEntry(
   record: AmendmentRecord,
   requestId: string | null = null,
-): Promise<void> {
-  const paths = controlPaths(stateRoot);
-  await ensurePrivateDir(paths.dir, { within: stateRoot });
-  const entry: LogEntry = {
+): LogEntry {
+  return {
     v: 1,
     at: record.at,
     run_id: record.run_id,
@@ -232,10 +232,18 @@ export async function logAmendment(
     prompt_id: record.prompt,
     attempt: null,
   };
-  await appendLine(paths.log, JSON.stringify(entry), {
-    sync: true,
-    within: stateRoot,
-  });
+}
+
+/** Records an amendment in the state root's audit log (`control/log.jsonl`), chained. */
+export async function logAmendment(
+  stateRoot: string,
+  record: AmendmentRecord,
+  requestId: string | null = null,
+): Promise<void> {
+  const paths = controlPaths(stateRoot);
+  await ensurePrivateDir(paths.dir, { within: stateRoot });
+  const entry = amendmentLogEntry(record, requestId);
+  await appendChainedLine(paths.log, entry, { within: stateRoot });
 }
 
 function same(a: unknown, b: unknown): boolean {

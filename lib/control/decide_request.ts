@@ -51,7 +51,10 @@ export interface RequestVerdict {
   reason: string | null;
   /** The prompt to log. */
   prompt_id: string | null;
-  /** What to apply, unless refused. */
+  /**
+   * What to apply, unless refused; for a refusal, what the runner tells a
+   * person (a steer budget spent), if anything.
+   */
   apply: BoundaryCommand | null;
 }
 
@@ -218,12 +221,19 @@ export function decideRequest(
     }
     const used = state.delivered + state.pending;
     if (used >= state.max_steers) {
-      return reject(
-        `steer budget spent: ${used}/${state.max_steers} for prompt ${current} in this run (raise recovery.max_steers to allow more)`,
-        command,
-        steerParams,
-        author,
-      );
+      const reason =
+        `steer budget spent: ${used}/${state.max_steers} for prompt ${current} in this run (raise recovery.max_steers to allow more)`;
+      // Refused, and a person is told: an operator's steer did not land.
+      return {
+        ...reject(reason, command, steerParams, author),
+        apply: {
+          command: "attention",
+          reason: "steer_budget_exhausted",
+          prompt_id: current,
+          detail: reason,
+          request_id: requestId,
+        },
+      };
     }
     return accept("accepted", steerParams, {
       command: "steer",

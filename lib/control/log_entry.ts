@@ -4,11 +4,8 @@
  * @module
  */
 
-import {
-  appendLine,
-  ensurePrivateDir,
-  readStateText,
-} from "../shared/files.ts";
+import { ensurePrivateDir, readStateText } from "../shared/files.ts";
+import { appendChainedLine } from "./append_chained_line.ts";
 import type { ControlPaths } from "./paths.ts";
 
 /** How the plane answered a command. */
@@ -38,6 +35,12 @@ export interface LogEntry {
   prompt_id: string | null;
   /** The attempt current when it was written. */
   attempt: number | null;
+  /**
+   * The SHA-256 (hex) of the log's line before this one (its bytes, without
+   * the newline); on the log's first line, of its own `run_id`. Absent on
+   * lines written before the chain existed.
+   */
+  prev?: string;
 }
 
 /**
@@ -74,22 +77,22 @@ export async function readLogFile(paths: ControlPaths): Promise<LogEntry[]> {
 }
 
 /**
- * Appends an entry (synced) to a state root's log, making `control/` when
- * it is missing. Never through a link.
+ * Appends an entry (synced) to a state root's log, chained to the line
+ * before it (`prev`), making `control/` when it is missing. Never through
+ * a link.
  */
 export async function appendLogEntry(
   paths: ControlPaths,
-  entry: Omit<LogEntry, "v" | "at"> & { at?: string },
+  entry: Omit<LogEntry, "v" | "at" | "prev"> & { at?: string },
 ): Promise<LogEntry> {
   const { at, ...rest } = entry;
   const line: LogEntry = { v: 1, at: at ?? new Date().toISOString(), ...rest };
-  const text = JSON.stringify(line);
+  const options = { within: paths.root };
   try {
-    await appendLine(paths.log, text, { sync: true, within: paths.root });
+    return await appendChainedLine(paths.log, line, options);
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound)) throw error;
-    await ensurePrivateDir(paths.dir, { within: paths.root });
-    await appendLine(paths.log, text, { sync: true, within: paths.root });
+    await ensurePrivateDir(paths.dir, options);
+    return await appendChainedLine(paths.log, line, options);
   }
-  return line;
 }

@@ -25,6 +25,13 @@ export { type Snapshot } from "./snapshot.ts";
 export { type LogEntry, type Outcome } from "./log_entry.ts";
 export { followLog, log } from "./read_log.ts";
 export {
+  type ChainedFile,
+  type LogFinding,
+  type LogFindingKind,
+  type LogVerification,
+  verifyLog,
+} from "./verify_log.ts";
+export {
   eventByteBatches,
   type EventLine,
   eventLineBatches,
@@ -49,6 +56,11 @@ export {
   type SentRequest,
 } from "./request.ts";
 export { type RequestOutcome, requestOutcome } from "./request_outcome.ts";
+export {
+  waitForOutcome,
+  type WaitOptions,
+  type WaitResult,
+} from "./wait_for_outcome.ts";
 export {
   ControlPlane,
   type FaultHook,

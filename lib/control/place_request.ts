@@ -26,6 +26,7 @@ import {
 import { appendLogEntry } from "./log_entry.ts";
 import { type ControlPaths, receiptFileName } from "./paths.ts";
 import { publishReceipt, readReceipt, type Receipt } from "./receipt.ts";
+import { runEndedReason, runReplacedReason } from "./_run_end_reason.ts";
 import { readSnapshotFile, type Snapshot } from "./snapshot.ts";
 
 /** What the writer of a request file knows of it, to settle it itself. */
@@ -165,10 +166,8 @@ async function settleLate(
     command: request.command,
     outcome: "rejected",
     reason: after === null || after.run_id !== request.run_id
-      ? `run ${request.run_id} was replaced by ${
-        after?.run_id ?? "another run"
-      } before the request was applied`
-      : `the run ended (${after.status}) before the request was applied`,
+      ? runReplacedReason(request.run_id, after?.run_id ?? null)
+      : runEndedReason(after.status),
     recorded_at: new Date().toISOString(),
     decided_by: "client",
   };

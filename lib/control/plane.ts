@@ -9,7 +9,6 @@
  */
 
 import type { RunEvent, RunStatus } from "../shared/events.ts";
-import { ensurePrivateDir, repairTornTail } from "../shared/files.ts";
 import type {
   BoundaryCommand,
   LinkRefusal,
@@ -19,14 +18,18 @@ import type {
   RunOpenInfo,
   SteerResult,
 } from "../shared/run_hooks.ts";
-import { openStateRoot } from "../shared/state_root.ts";
 import type { ViewSettings } from "../shared/view.ts";
+import type { BudgetSpending } from "../shared/snapshot_schema.ts";
 import {
   deliveredSteers,
   interventionOf,
   recordIntervention,
 } from "./_interventions.ts";
-import { finishOrphanedSteers, recoverRequests } from "./_recovery.ts";
+import {
+  finishOrphanedSteers,
+  prepareControlDir,
+  recoverRequests,
+} from "./_recovery.ts";
 import {
   errorKind,
   type FaultHook,
@@ -41,6 +44,7 @@ import { readSnapshotFile, type Snapshot } from "./snapshot.ts";
 import { initialSnapshot, SnapshotWriter } from "./snapshot_writer.ts";
 import { SteerLedger } from "./steer_ledger.ts";
 import { errorText } from "../shared/errors.ts";
+import { NOTIFY_GRACE_MS, planeNotifier } from "./_plane_notify.ts";
 
 export { MAX_REQUEST_BYTES };
 export type { FaultHook, FaultStep } from "./_plane_context.ts";
@@ -69,6 +73,7 @@ export class ControlPlane implements RunHooks {
   #writer!: SnapshotWriter;
   #disabled = false;
   #closed = false;
+  #notifier: ReturnType<typeof planeNotifier> = null;
   /** What {@linkcode openPlane} found of an earlier process of the same run id. */
   opened: RunOpened = { last_seq: 0, view: {}, delivered_steers: {} };
 
@@ -99,19 +104,8 @@ export class ControlPlane implements RunHooks {
     this.#writer = new SnapshotWriter(ctx, this.#events, initialSnapshot(info));
     const snap = this.#writer.snapshot;
     try {
+      await prepareControlDir(ctx, this.#inbox);
       const paths = ctx.paths;
-      await openStateRoot(paths.root, {
-        create: true,
-        repair: true,
-        warn: (message) => ctx.warn("root-mode", message),
-      });
-      for (
-        const dir of [paths.dir, paths.requests, paths.outcomes, paths.archive]
-      ) {
-        await ctx.guard(() => ensurePrivateDir(dir, ctx.within));
-      }
-      await this.#inbox.cleanTemps();
-      await ctx.guard(() => repairTornTail(paths.log, ctx.within));
       const previous = await readSnapshotFile(paths.snapshot, paths.root)
         .catch(() => null);
       const continued = await this.#events.adopt(previous?.run_id ?? null);
@@ -135,8 +129,7 @@ export class ControlPlane implements RunHooks {
       await finishOrphanedSteers(ctx, scan.openSteers);
       this.opened.last_seq = this.#events.lastSeq;
       snap.view = { ...info.view, ...this.opened.view };
-      snap.last_seq = this.opened.last_seq;
-      snap.event_count = this.opened.last_seq;
+      snap.last_seq = snap.event_count = this.opened.last_seq;
       if (continued && this.#events.finished === "interrupted") {
         this.opened.interrupted = true; // it goes on after that end
       } else if (continued && this.#events.finished !== null) {
@@ -161,6 +154,7 @@ export class ControlPlane implements RunHooks {
       );
       return this.opened;
     }
+    this.#notifier = planeNotifier(info, ctx);
     this.#writer.startHeartbeat();
     return this.opened;
   }
@@ -203,6 +197,7 @@ export class ControlPlane implements RunHooks {
     if (this.#disabled) return Promise.resolve();
     this.#events.append(event);
     this.#writer.fold(event);
+    this.#notifier?.observe(event); // never waits for a delivery
     if (
       (event.type === "prompt_completed" || event.type === "prompt_failed") &&
       event.prompt_id === this.#ctx.promptInFlight
@@ -300,6 +295,12 @@ export class ControlPlane implements RunHooks {
     await this.#writer.write();
   }
 
+  /** The spending limits in force and their spend: the next write shows them. */
+  budgetChanged(budget: BudgetSpending[] | null): void {
+    if (!this.#disabled) this.#writer.snapshot.budget = budget;
+    this.#writer.markDirty();
+  }
+
   /**
    * The runner stops without finishing (its environment failed): the
    * events are synced and closed, and no end is published, so the run can
@@ -314,6 +315,7 @@ export class ControlPlane implements RunHooks {
       // The environment is failing: nothing more to save.
     }
     await this.#events.close();
+    await this.#notifier?.close(0);
   }
 
   /**
@@ -341,6 +343,8 @@ export class ControlPlane implements RunHooks {
     }
     this.#ctx.promptInFlight = null;
     await this.#events.close();
+    // Deliveries still under way get a bounded grace, never more.
+    await this.#notifier?.close(NOTIFY_GRACE_MS);
   }
 }
 
@@ -363,7 +367,6 @@ export class ControlPlane implements RunHooks {
  * ```ts
  * import { openPlane, snapshot } from "./mod.ts";
  * import assert from "node:assert/strict";
- *
  * const root = await Deno.makeTempDir();
  * const plane = await openPlane(root, {
  *   run_id: "r1",

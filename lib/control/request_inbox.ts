@@ -14,6 +14,7 @@ import { removeStaleTemps } from "../shared/files.ts";
 import type { BoundaryCommand } from "../shared/run_hooks.ts";
 import { errorKind, type PlaneContext } from "./_plane_context.ts";
 import { decideRequest, loggable } from "./decide_request.ts";
+import { runEndedReason } from "./_run_end_reason.ts";
 import { requestIdOf } from "./paths.ts";
 import { publishReceipt, readReceipt, type Receipt } from "./receipt.ts";
 import {
@@ -218,7 +219,7 @@ export class RequestInbox {
       verdict = {
         ...verdict,
         outcome: "rejected",
-        reason: `the run ended (${ended}) before the request was applied`,
+        reason: runEndedReason(ended),
         apply: null,
       };
     }

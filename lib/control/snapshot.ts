@@ -14,7 +14,13 @@ import {
   type ViewSettings,
 } from "../shared/view.ts";
 import { controlPaths, type RunRef } from "./paths.ts";
-import type { Snapshot } from "../shared/snapshot_schema.ts";
+import type {
+  Attention,
+  BudgetSpending,
+  Snapshot,
+} from "../shared/snapshot_schema.ts";
+import { ATTENTION_REASONS } from "../shared/events.ts";
+import { isRecord } from "../shared/is_record.ts";
 
 export type { Snapshot };
 
@@ -145,7 +151,51 @@ export function parseSnapshot(raw: string, where: string): Snapshot {
         v.prompt_ids.every((id) => typeof id === "string")
       ? v.prompt_ids as string[]
       : null,
+    attention: attentionOf(v.attention),
+    budget: budgetOf(v.budget),
   };
+}
+
+/** A snapshot's `attention` as read: `null` unless it has a known reason. */
+function attentionOf(value: unknown): Attention | null {
+  if (!isRecord(value)) return null;
+  const reason = ATTENTION_REASONS.find((r) => r === value.reason);
+  if (reason === undefined) return null;
+  return {
+    reason,
+    since: text(value.since) ?? "",
+    prompt_id: text(value.prompt_id),
+    attempt: Number.isInteger(value.attempt) ? value.attempt as number : null,
+    detail: text(value.detail) ?? "",
+  };
+}
+
+const BUDGET_KEYS = [
+  "max_cost_usd",
+  "max_input_tokens",
+  "max_output_tokens",
+] as const;
+
+/** A snapshot's `budget` as read: the well-formed limits, or `null`. */
+function budgetOf(value: unknown): BudgetSpending[] | null {
+  if (!Array.isArray(value)) return null;
+  const limits: BudgetSpending[] = [];
+  for (const item of value) {
+    if (!isRecord(item)) continue;
+    const key = BUDGET_KEYS.find((k) => k === item.key);
+    const scope = item.scope === "run" || item.scope === "prompt"
+      ? item.scope
+      : null;
+    const limit = Number(item.limit);
+    const spent = Number(item.spent);
+    if (
+      key === undefined || scope === null || typeof item.limit !== "number" ||
+      typeof item.spent !== "number" || !Number.isFinite(limit) ||
+      !Number.isFinite(spent)
+    ) continue;
+    limits.push({ key, scope, limit, spent });
+  }
+  return limits.length === 0 ? null : limits;
 }
 
 /**

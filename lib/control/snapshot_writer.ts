@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { RunEvent } from "../shared/events.ts";
+import { isProviderEvent, type RunEvent } from "../shared/events.ts";
 import { hostname } from "../shared/run_lock.ts";
 import type { RunOpenInfo } from "../shared/run_hooks.ts";
 import { writeFileAtomic } from "../shared/files.ts";
@@ -56,6 +56,8 @@ export function initialSnapshot(info: RunOpenInfo): Snapshot {
     host: hostname(),
     started_by: info.started_by ?? null,
     prompt_ids: [...info.prompt_ids],
+    attention: null,
+    budget: null,
   };
 }
 
@@ -124,6 +126,8 @@ export class SnapshotWriter {
     this.snapshot.cost_usd = null;
     this.snapshot.agent_pid = null;
     this.snapshot.agent_pid_start = null;
+    // The prompt moved on: what needed a person was seen to, or is history.
+    this.snapshot.attention = null;
   }
 
   /** Folds one event into the snapshot. */
@@ -132,7 +136,20 @@ export class SnapshotWriter {
     snap.event_count++;
     snap.last_seq = event.seq;
     const data = event.data;
+    // A stall ends with the next event from the agent.
+    if (snap.attention?.reason === "stalled" && isProviderEvent(event)) {
+      snap.attention = null;
+    }
     switch (event.type) {
+      case "attention_needed":
+        snap.attention = {
+          reason: event.data.reason,
+          since: event.at,
+          prompt_id: event.data.prompt_id,
+          attempt: event.data.attempt,
+          detail: event.data.detail,
+        };
+        break;
       case "run_started":
         // A new session (a resume) may count its tokens from zero again.
         this.#tokenBase = {

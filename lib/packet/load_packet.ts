@@ -39,6 +39,8 @@ import { inPacket, insidePacket, readPacketFile } from "./packet_files.ts";
 import { comparePromptIds, normalizePromptId } from "../shared/prompt_id.ts";
 import { DEFAULT_RECOVERY, parseRecovery } from "./recovery.ts";
 import { isRecord } from "../shared/is_record.ts";
+import { parseBudget } from "./budget.ts";
+import { parseNotifyBlock } from "./notify_block.ts";
 
 export {
   MANIFEST_FILE,
@@ -60,7 +62,10 @@ const MANIFEST_KEYS = [
   "diff",
   "agent",
   "timeout_ms",
+  "progress_timeout_ms",
+  "budget",
   "prompt_dir",
+  "notify",
 ];
 /** The keys of a repo: `name: {path, default}`, or `{name, path, default}` in a list. */
 const REPO_KEYS = ["path", "default"];
@@ -294,6 +299,11 @@ export async function loadPacket(dir: string): Promise<Packet> {
     recovery,
     agent: agentBlock(attributes.agent, manifestFile, invalid),
     timeout_ms: timeout(attributes.timeout_ms, manifestFile) ?? null,
+    progress_timeout_ms: timeout(
+      attributes.progress_timeout_ms,
+      manifestFile,
+      "progress_timeout_ms",
+    ) ?? null,
   };
   const promptDirName =
     optionalString(attributes, "prompt_dir", manifestFile) ??
@@ -345,6 +355,8 @@ export async function loadPacket(dir: string): Promise<Packet> {
     repos,
     recovery,
     view,
+    budget: parseBudget(attributes.budget, manifestFile),
+    notify: parseNotifyBlock(attributes.notify, manifestFile, realRoot),
     prompts: prompts.map(({ raw_depends_on: _, ...prompt }) => prompt),
     warnings: [],
   };

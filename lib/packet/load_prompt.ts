@@ -28,6 +28,7 @@ import { refuseUnknownKeys } from "./known_keys.ts";
 import { normalizePromptId } from "../shared/prompt_id.ts";
 import { checkSimulateKeys } from "./simulate_keys.ts";
 import { RECOVERY_KEYS } from "./recovery.ts";
+import { parseBudget } from "./budget.ts";
 
 const PROMPT_KEYS = [
   "id",
@@ -42,6 +43,8 @@ const PROMPT_KEYS = [
   "recovery",
   "agent",
   "timeout_ms",
+  "progress_timeout_ms",
+  "budget",
 ];
 
 /**
@@ -60,6 +63,7 @@ export interface ManifestDefaults {
   recovery: RecoveryConfig;
   agent: AgentBlock | null;
   timeout_ms: number | null;
+  progress_timeout_ms: number | null;
 }
 
 function nameFromBody(body: string, file: string): string {
@@ -139,6 +143,11 @@ export async function loadPrompt(
   const defaultRepo = repos.find((repo) => repo.default);
   const firstTarget = repos.find((repo) => repo.name === targets[0]);
   const promptTimeout = timeout(attributes.timeout_ms, file);
+  const progressTimeout = timeout(
+    attributes.progress_timeout_ms,
+    file,
+    "progress_timeout_ms",
+  );
   const promptProvider =
     provider(optionalString(attributes, "provider", file)) ??
       defaults.provider;
@@ -164,6 +173,10 @@ export async function loadPrompt(
     timeout_ms: promptTimeout === undefined
       ? defaults.timeout_ms
       : promptTimeout,
+    progress_timeout_ms: progressTimeout === undefined
+      ? defaults.progress_timeout_ms
+      : progressTimeout,
+    budget: parseBudget(attributes.budget, file),
     cwd: firstTarget?.path ?? defaultRepo?.path ?? packetDir,
     body,
   };

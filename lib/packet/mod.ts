@@ -24,3 +24,4 @@ export {
 } from "./contract.ts";
 export { DEFAULT_RECOVERY, type RecoveryConfig } from "./recovery.ts";
 export type { AgentOptions } from "./agent_options.ts";
+export { type Budget, BUDGET_KEYS, type BudgetKey } from "./budget.ts";

@@ -9,6 +9,8 @@ import type { ViewSettings } from "../shared/view.ts";
 import type { Contract } from "./contract.ts";
 import type { RecoveryConfig } from "./recovery.ts";
 import type { AgentOptions } from "./agent_options.ts";
+import type { Budget } from "./budget.ts";
+import type { NotifyRule } from "../shared/notify_rule.ts";
 
 /** The manifest's fixed file name. */
 export const MANIFEST_FILE = "prompt_runner_packet.md";
@@ -51,6 +53,17 @@ export interface PromptSpec {
   agent: AgentOptions;
   /** How long one provider session may run, in milliseconds (`null`: no limit). */
   timeout_ms: number | null;
+  /**
+   * How long an attempt may go without a provider event before it is a
+   * stall (`attention_needed {reason: stalled}`); `null`: never.
+   */
+  progress_timeout_ms: number | null;
+  /**
+   * The prompt's own spending limits (`budget:` in its front matter): they
+   * replace the packet's for this prompt, key by key, and bound what the
+   * prompt spends; `null`: none of its own.
+   */
+  budget: Budget | null;
   /** The working directory: the first target's path, else the default repo, else the packet. */
   cwd: string;
   /** The text sent to the agent: the file after its front matter. */
@@ -75,6 +88,10 @@ export interface Packet {
   recovery: RecoveryConfig;
   /** The view a run starts with. */
   view: ViewSettings;
+  /** The run's spending limits (`budget:` in the manifest), or `null`. */
+  budget: Budget | null;
+  /** Who is told when the run needs attention or ends (`notify:`). */
+  notify: NotifyRule[];
   /** The prompts, in id order. */
   prompts: PromptSpec[];
   /**

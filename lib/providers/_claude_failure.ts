@@ -75,12 +75,10 @@ export function apiErrorClass(api: ClaudeApiError): string {
 
 const LIMIT_SUBTYPES = new Set([
   "error_max_turns",
-  "error_max_budget_usd",
   "error_max_structured_output_retries",
 ]);
 const LIMIT_REASONS = new Set([
   "max_turns",
-  "budget_exhausted",
   "prompt_too_long",
   "structured_output_retry_exhausted",
 ]);
@@ -113,6 +111,10 @@ export function resultFailure(
     // 2.1.197 leaves the status off the assistant line but puts it here.
     const kind = apiErrorClass({ ...api, status: api.status ?? status });
     return { kind, message };
+  }
+  // Its own money ceiling: the runner's budget, passed on.
+  if (subtype === "error_max_budget_usd" || reason === "budget_exhausted") {
+    return { kind: "budget_exhausted", message };
   }
   // Limits the packet or the model sets: another try hits them again.
   if (LIMIT_SUBTYPES.has(subtype) || LIMIT_REASONS.has(reason)) {

@@ -39,6 +39,11 @@ function optionArgs(invocation: CliInvocation): string[] {
     args.push("--max-turns", String(options.max_turns));
   }
   for (const dir of options.add_dirs) args.push("--add-dir", dir);
+  // The runner stops the attempt at the budget too; Claude's own ceiling
+  // holds even between two usage reports.
+  if (invocation.maxBudgetUsd !== undefined) {
+    args.push("--max-budget-usd", invocation.maxBudgetUsd.toFixed(6));
+  }
   if (options.reasoning_effort !== null) {
     args.push("--effort", options.reasoning_effort);
   }

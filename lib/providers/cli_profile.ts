@@ -36,6 +36,11 @@ export interface CliInvocation {
    * the text is then written to stdin as the first frame, not put on argv.
    */
   liveInput: boolean;
+  /**
+   * What is left of the run's money budget (US dollars), for a CLI with a
+   * ceiling of its own (Claude's `--max-budget-usd`); absent: none.
+   */
+  maxBudgetUsd?: number;
 }
 
 /** A failure a CLI reported, in the runner's failure classes. */

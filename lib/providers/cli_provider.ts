@@ -219,6 +219,9 @@ export function createCliProvider(profile: CliProfile): Provider {
       model: request.model,
       options: request.agent,
       liveInput,
+      ...(request.max_budget_usd === undefined
+        ? {}
+        : { maxBudgetUsd: request.max_budget_usd }),
     };
     const args = sessionId === null
       ? profile.startArgs(invocation)

@@ -38,6 +38,8 @@ const FLAGS: Record<string, [boolean, boolean, boolean]> = {
   user_cancelled: [false, false, false],
   approval_denied: [false, false, false],
   guardrail_blocked: [false, false, false],
+  // Another attempt would spend past the same limit.
+  budget_exhausted: [false, false, false],
 };
 
 const KIND_CLASSES: Record<string, string> = {
@@ -59,6 +61,7 @@ const KIND_CLASSES: Record<string, string> = {
   user_cancelled: "user_cancelled",
   approval_denied: "approval_denied",
   guardrail_blocked: "guardrail_blocked",
+  budget_exhausted: "budget_exhausted",
 };
 
 const MESSAGE_CLASSES: [RegExp, string][] = [

@@ -107,6 +107,11 @@ export interface SessionRequest {
   /** A private directory for the agent's temporary files, or `null`. */
   tmpdir: string | null;
   /**
+   * What is left of the money budget in force (US dollars): a CLI with its
+   * own ceiling gets it too (Claude's `--max-budget-usd`). Absent: none.
+   */
+  max_budget_usd?: number;
+  /**
    * Adds a line to the attempt's transcript (the argv, the CLI's version,
    * a line of its output that is not an event); never throws.
    */

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import type { Packet } from "../packet/load_packet.ts";
 import type { Session } from "../providers/provider.ts";
 import type {
+  AttentionReason,
   EventData,
   EventType,
   RunEvent,
@@ -73,6 +74,8 @@ export class RunContext {
   outcomes: Record<string, PromptOutcome> = {};
   /** The attempt under way, for the record of a run the environment stopped. */
   attempt: { entry: PromptState; record: AttemptRecord } | null = null;
+  /** Attention raised in this process: `reason prompt attempt`. */
+  readonly #raised = new Set<string>();
 
   constructor(
     packet: Packet,
@@ -149,6 +152,37 @@ export class RunContext {
   }
 
   /**
+   * Emits `attention_needed`: once per reason, prompt and attempt, unless
+   * `again` (a stall, which the detector raises once per stall).
+   */
+  async attention(
+    reason: AttentionReason,
+    promptId: string | null,
+    attempt: number | null,
+    detail: string,
+    again = false,
+  ): Promise<void> {
+    const key = `${reason} ${promptId} ${attempt}`;
+    if (!again && this.#raised.has(key)) return;
+    this.#raised.add(key);
+    await this.emit(
+      "attention_needed",
+      { reason, prompt_id: promptId, attempt, detail },
+      promptId,
+      attempt,
+    );
+  }
+
+  /** Whether attention was raised for this reason, prompt and attempt. */
+  raised(
+    reason: AttentionReason,
+    promptId: string,
+    attempt: number,
+  ): boolean {
+    return this.#raised.has(`${reason} ${promptId} ${attempt}`);
+  }
+
+  /**
    * Between events: applies the commands the hooks hand over (a view
    * change at once, a steer through the queue onto the live session).
    * `idle` is true when no event is flowing.
@@ -161,6 +195,16 @@ export class RunContext {
       if (command.command === "set_view") {
         const view = await this.output.applyView(command.view);
         await this.hooks.viewChanged?.(view);
+      } else if (command.command === "attention") {
+        const attempt = this.inFlight?.prompt === command.prompt_id
+          ? this.inFlight.attempt
+          : null;
+        await this.attention(
+          command.reason,
+          command.prompt_id,
+          attempt,
+          command.detail,
+        );
       } else this.steers.push(command);
     }
     if (idle) await this.output.flushTranscript();

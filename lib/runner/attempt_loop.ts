@@ -300,7 +300,35 @@ async function finishPrompt(
     prompt.id,
     attempt,
   );
+  await failedForGood(ctx, prompt.id, attempt, status, reason);
   return outcome;
+}
+
+/**
+ * A prompt that failed for good needs a person (unless its last attempt
+ * already said why: a spent budget, a refused permission).
+ */
+async function failedForGood(
+  ctx: RunContext,
+  promptId: string,
+  attempt: number,
+  status: PromptState["status"],
+  reason: string | null,
+): Promise<void> {
+  if (
+    status !== "failed" && status !== "verification_failed" &&
+    status !== "verifier_fault"
+  ) return;
+  if (
+    ctx.raised("budget_exhausted", promptId, attempt) ||
+    ctx.raised("approval_denied", promptId, attempt)
+  ) return;
+  await ctx.attention(
+    status === "verifier_fault" ? "verifier_fault" : "failed",
+    promptId,
+    attempt,
+    `prompt ${promptId}: ${reason ?? status.replaceAll("_", " ")}`,
+  );
 }
 
 /**

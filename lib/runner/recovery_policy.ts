@@ -37,7 +37,7 @@ export interface DecisionInput {
 }
 
 // A passing verifier does not excuse these: the agent was stopped on purpose.
-const NO_OVERRIDE = ["approval_denied"];
+const NO_OVERRIDE = ["approval_denied", "budget_exhausted"];
 
 /** The retry limit for a failure class. */
 export function retryLimit(

@@ -76,6 +76,11 @@ export interface RunPacketOptions {
     prompt: string,
     packetContract: Contract,
   ) => Promise<EnforcedContract>;
+  /**
+   * How long an attempt may go without a provider event before it is a
+   * stall, replacing every prompt's `progress_timeout_ms`.
+   */
+  progressTimeoutMs?: number;
   /** A random source for retry jitter (tests pin it). */
   random?: () => number;
   /**

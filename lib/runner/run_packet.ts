@@ -122,6 +122,7 @@ class PacketRun {
         provider: first?.provider.name ?? ctx.packet.provider,
         model: first?.model ?? ctx.packet.model ?? "",
         started_by: await defaultAuthor(),
+        notify: ctx.packet.notify,
       };
       let opened: RunOpened | undefined;
       const openPlane = ctx.options.plane;

@@ -15,9 +15,9 @@ import type {
   Session,
   SessionRequest,
 } from "../providers/provider.ts";
-import type { ProviderEvent } from "../shared/events.ts";
 import type { SteerCommand } from "../shared/run_hooks.ts";
-import { IDLE_TICK_MS, type RunContext } from "./_run_context.ts";
+import type { RunContext } from "./_run_context.ts";
+import { paced } from "./_paced_events.ts";
 import type { AttemptUsage } from "../status/state_file.ts";
 import { UsageTally } from "../status/usage_tally.ts";
 import { join } from "node:path";
@@ -26,6 +26,8 @@ import { hostname } from "../shared/run_lock.ts";
 import { errorText } from "../shared/errors.ts";
 import { CARRY_ON } from "../shared/carry_on.ts";
 import { STATE_ROOT_NAMES } from "../shared/state_root_layout.ts";
+import { AttemptWatch } from "./_attempt_watch.ts";
+import { BudgetGuard, type BudgetPassed, spentInRun } from "./budget_guard.ts";
 
 /** How a session ended. */
 export interface SessionOutcome {
@@ -49,66 +51,6 @@ export interface AttemptSlot {
   mode: AttemptMode;
   /** The text sent to the agent. */
   text: string;
-}
-
-/**
- * Waits with a deadline, for a stream of many short waits: a wait that lasts
- * longer than `ms` resolves with `null`. One timer serves every wait and is
- * re-armed only when it fires (about once per `ms`), not once per event: a
- * timer per event cost more than the rest of an in-memory event's path.
- */
-class IdleWatch {
-  readonly #ms: number;
-  #timer: ReturnType<typeof setTimeout> | undefined;
-  #since = 0;
-  #wake: ((value: null) => void) | null = null;
-
-  constructor(ms: number) {
-    this.#ms = ms;
-  }
-
-  /** The promise's value, or `null` when `ms` pass first. */
-  async within<T>(promise: Promise<T>): Promise<T | null> {
-    this.#since = performance.now();
-    const idle = new Promise<null>((resolve) => {
-      this.#wake = resolve;
-    });
-    this.#arm();
-    try {
-      return await Promise.race([promise, idle]);
-    } finally {
-      this.#wake = null;
-    }
-  }
-
-  /** Ends the current wait at once, as if `ms` had passed. */
-  wake(): void {
-    const wake = this.#wake;
-    this.#wake = null;
-    wake?.(null);
-  }
-
-  /** Clears the timer. */
-  stop(): void {
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
-  }
-
-  #arm(): void {
-    if (this.#timer !== undefined) return;
-    const due = this.#since + this.#ms - performance.now();
-    this.#timer = setTimeout(() => this.#fire(), Math.max(0, due));
-  }
-
-  #fire(): void {
-    this.#timer = undefined;
-    const wake = this.#wake;
-    // Nobody waits: the next wait arms the timer again.
-    if (wake === null) return;
-    if (performance.now() - this.#since < this.#ms) return this.#arm();
-    this.#wake = null;
-    wake(null);
-  }
 }
 
 /**
@@ -139,6 +81,28 @@ export async function driveSession(
     note: (text) => ctx.output.note(text),
     signal: ctx.abort.signal,
   };
+  const tally = new UsageTally();
+  const guard = new BudgetGuard(ctx.packet.budget, prompt.budget, {
+    run: spentInRun(ctx.state, ctx.runId),
+    prompt: spentInRun(ctx.state, ctx.runId, prompt.id),
+  });
+  const watch = new AttemptWatch(ctx, {
+    promptId: prompt.id,
+    attempt,
+    progressMs: ctx.options.progressTimeoutMs ?? prompt.progress_timeout_ms,
+    guard,
+    tally,
+  });
+  watch.start();
+  const remaining = guard.remainingCostUsd();
+  if (remaining !== null) request.max_budget_usd = remaining;
+  const spent = guard.passed(null);
+  if (spent !== null) {
+    // Spent before it began (an earlier prompt, an earlier process of the
+    // run): no agent is started to spend more.
+    await removeTmpdir(request.tmpdir);
+    return await stoppedByBudget(ctx, request, spent, tally);
+  }
   let session: Session;
   try {
     session = await provider.start(request);
@@ -152,9 +116,7 @@ export async function driveSession(
       prompt.id,
       attempt,
     );
-    if (request.tmpdir !== null) {
-      await Deno.remove(request.tmpdir, { recursive: true }).catch(() => {});
-    }
+    await removeTmpdir(request.tmpdir);
     return {
       failure: {
         ...classifyFailure({ message }),
@@ -171,7 +133,7 @@ export async function driveSession(
   let failure: FailureEnvelope | null = null;
   let resumes = 0;
   let timedOut = false;
-  const tally = new UsageTally();
+  let over: BudgetPassed | null = null;
   const timer = prompt.timeout_ms === null ? undefined : setTimeout(() => {
     timedOut = true;
     ctx.session?.interrupt();
@@ -183,7 +145,7 @@ export async function driveSession(
       ctx.session = session;
       await recordAgent(ctx, session, provider.name);
       try {
-        for await (const event of paced(ctx, session)) {
+        for await (const event of paced(ctx, session, watch)) {
           tally.observe(event);
           const acknowledgedAt = resumedSteer === null
             ? ""
@@ -209,6 +171,15 @@ export async function driveSession(
               event.data.provider_error ??
                 { message: event.data.error_message },
             );
+            if (failure.failure_class === "approval_denied") {
+              await watch.denied(failure.message);
+            }
+          }
+          over = await watch.event(event);
+          if (over !== null) {
+            // Stopped as a stop signal stops it: no event after this one.
+            session.interrupt();
+            break;
           }
           await ctx.boundary(false);
           if (ctx.aborted) break;
@@ -231,6 +202,9 @@ export async function driveSession(
       if (ctx.aborted) {
         session.interrupt();
         return { failure, interrupted: true, resumes, usage: tally.usage };
+      }
+      if (over !== null) {
+        return await stoppedByBudget(ctx, request, over, tally, resumes);
       }
       if (timedOut && failure === null) {
         failure = classifyFailure({
@@ -301,11 +275,43 @@ export async function driveSession(
     ctx.session = null;
     await session.close();
     ctx.steers.requeueInterrupting();
-    if (request.tmpdir !== null) {
-      await Deno.remove(request.tmpdir, { recursive: true }).catch(() => {});
-    }
+    await removeTmpdir(request.tmpdir);
   }
   return { failure, interrupted: false, resumes, usage: tally.usage };
+}
+
+/**
+ * An attempt a budget stopped (or never let start): `budget_exhausted`,
+ * shown in the transcript, and a person told.
+ */
+async function stoppedByBudget(
+  ctx: RunContext,
+  request: SessionRequest,
+  passed: BudgetPassed,
+  tally: UsageTally,
+  resumes = 0,
+): Promise<SessionOutcome> {
+  const failure = classifyFailure({
+    kind: "budget_exhausted",
+    message: passed.detail,
+  });
+  await ctx.emit(
+    "error_occurred",
+    { error_code: "budget_exhausted", error_message: passed.detail },
+    request.prompt_id,
+    request.attempt,
+  );
+  await ctx.attention(
+    "budget_exhausted",
+    request.prompt_id,
+    request.attempt,
+    passed.detail,
+  );
+  return { failure, interrupted: false, resumes, usage: tally.usage };
+}
+
+async function removeTmpdir(dir: string | null): Promise<void> {
+  if (dir !== null) await Deno.remove(dir, { recursive: true }).catch(() => {});
 }
 
 /**
@@ -346,40 +352,5 @@ async function attemptTmpdir(
     return dir;
   } catch {
     return null;
-  }
-}
-
-/**
- * Yields a session's events, consuming control requests at least once a
- * second while the provider is quiet (a long think, a slow tool), so a view
- * change or a steer never waits for the next event.
- */
-async function* paced(
-  ctx: RunContext,
-  session: Session,
-): AsyncGenerator<ProviderEvent> {
-  const iterator = session.events[Symbol.asyncIterator]();
-  const watch = new IdleWatch(IDLE_TICK_MS);
-  // An agent's acknowledgement of a steer may come with no event after it
-  // (Codex's echo): it is reported at once, not at the next idle tick.
-  ctx.steers.onKnown = () => watch.wake();
-  try {
-    for (;;) {
-      const next = iterator.next();
-      let result: IteratorResult<ProviderEvent> | null = null;
-      while (result === null) {
-        result = await watch.within(next);
-        if (result === null) {
-          await ctx.boundary(true);
-          if (ctx.aborted) session.interrupt();
-        }
-      }
-      if (result.done) return;
-      yield result.value;
-    }
-  } finally {
-    ctx.steers.onKnown = null;
-    watch.stop();
-    await iterator.return?.();
   }
 }

@@ -29,8 +29,16 @@ export const RUNNER_EVENT_TYPES = [
   "retry_scheduled",
   "prompt_completed",
   "prompt_failed",
+  "attention_needed",
   "run_finished",
 ] as const;
+
+const PROVIDER_TYPES: ReadonlySet<string> = new Set(PROVIDER_EVENT_TYPES);
+
+/** Whether an event came from the agent (a provider event type). */
+export function isProviderEvent(event: { type: string }): boolean {
+  return PROVIDER_TYPES.has(event.type);
+}
 
 /** A provider event type. */
 export type ProviderEventType = typeof PROVIDER_EVENT_TYPES[number];
@@ -86,6 +94,19 @@ export interface VerificationItemData {
   /** Why, in words. */
   reason: string;
 }
+
+/** Why a run needs a person (`attention_needed`). */
+export const ATTENTION_REASONS = [
+  "failed",
+  "verifier_fault",
+  "approval_denied",
+  "steer_budget_exhausted",
+  "budget_exhausted",
+  "stalled",
+] as const;
+
+/** Why a run needs a person. */
+export type AttentionReason = typeof ATTENTION_REASONS[number];
 
 /** How a prompt ended (`prompt_completed`, `prompt_failed`). */
 export interface PromptEndData {
@@ -197,6 +218,16 @@ export interface EventDataMap {
   prompt_completed: PromptEndData;
   /** A prompt failed, was blocked or was interrupted. */
   prompt_failed: PromptEndData;
+  /**
+   * The run needs a person: a prompt failed for good, a verifier fault, a
+   * refused permission, a spent steer or usage budget, or a stall.
+   */
+  attention_needed: {
+    reason: AttentionReason;
+    prompt_id: string | null;
+    attempt: number | null;
+    detail: string;
+  };
   /** The run ended: the last line of every run. */
   run_finished: {
     status: RunStatus;

@@ -21,6 +21,8 @@ export {
 } from "./errors.ts";
 export {
   type AttemptMode,
+  ATTENTION_REASONS,
+  type AttentionReason,
   type EventData,
   type EventDataMap,
   type EventType,
@@ -50,6 +52,7 @@ export {
 } from "./view.ts";
 export { checkRunId, ID_PATTERN, newId, RUN_ID_PATTERN } from "./new_id.ts";
 export type {
+  AttentionCommand,
   BoundaryCommand,
   LinkRefusal,
   PromptStartInfo,
@@ -61,9 +64,19 @@ export type {
   SteerResult,
 } from "./run_hooks.ts";
 export { readRunLock, type RunLockInfo } from "./run_lock.ts";
+export {
+  NOTIFY_ON,
+  type NotifyCommandRule,
+  type NotifyOn,
+  type NotifyRule,
+  type NotifyRuleBase,
+  type NotifyWebhookRule,
+} from "./notify_rule.ts";
 export { isDirectory, pathExists } from "./files.ts";
 export { isRecord } from "./is_record.ts";
 export {
+  type Attention,
+  type BudgetSpending,
   type Snapshot,
   SNAPSHOT_FIELDS,
   type SnapshotField,

@@ -9,6 +9,9 @@
 import type { AttemptMode } from "./events.ts";
 import type { RunEvent, RunStatus } from "./events.ts";
 import type { ViewSettings } from "./view.ts";
+import type { NotifyRule } from "./notify_rule.ts";
+import type { AttentionReason } from "./events.ts";
+import type { BudgetSpending } from "./snapshot_schema.ts";
 
 /** What the runner tells its hooks when a run opens. */
 export interface RunOpenInfo {
@@ -32,6 +35,11 @@ export interface RunOpenInfo {
   model: string;
   /** Who started the run (`$USER`, else the account name); absent: unknown. */
   started_by?: string;
+  /**
+   * The run's `notify:` rules (the packet's, then its workspace's); absent
+   * or empty: no notifications.
+   */
+  notify?: NotifyRule[];
 }
 
 /** What the hooks tell the runner back when a run opens. */
@@ -104,8 +112,25 @@ export interface SteerCommand {
   author: string;
 }
 
+/**
+ * The hooks saw something that needs a person (a steer refused because the
+ * prompt's steer budget is spent): the runner emits `attention_needed`.
+ */
+export interface AttentionCommand {
+  /** The command name. */
+  command: "attention";
+  /** Why. */
+  reason: AttentionReason;
+  /** The prompt it concerns. */
+  prompt_id: string | null;
+  /** What happened, in words. */
+  detail: string;
+  /** The request whose refusal it is. */
+  request_id: string;
+}
+
 /** A command the hooks hand the runner at a boundary. */
-export type BoundaryCommand = SetViewCommand | SteerCommand;
+export type BoundaryCommand = SetViewCommand | SteerCommand | AttentionCommand;
 
 /** How a steer's delivery went. */
 export interface SteerResult {
@@ -155,6 +180,11 @@ export interface RunHooks {
   steerCount?(promptId: string): number;
   /** The view changed. */
   viewChanged?(view: ViewSettings): Promise<void>;
+  /**
+   * The spending limits in force on the current prompt and what is spent
+   * against them (`null`: none), as an attempt starts and as usage comes.
+   */
+  budgetChanged?(budget: BudgetSpending[] | null): void;
   /** The run ended. */
   close?(status: RunStatus): Promise<void>;
   /**

@@ -5,8 +5,34 @@
  * @module
  */
 
-import type { AttemptMode, RunStatus } from "./events.ts";
+import type { AttemptMode, AttentionReason, RunStatus } from "./events.ts";
 import type { ViewSettings } from "./view.ts";
+
+/** Why the run needs a person, since when (`attention_needed`). */
+export interface Attention {
+  /** The reason (`failed`, `stalled`, `budget_exhausted`, …). */
+  reason: AttentionReason;
+  /** When it was raised (ISO 8601). */
+  since: string;
+  /** The prompt it concerns (`null`: the run). */
+  prompt_id: string | null;
+  /** Its attempt. */
+  attempt: number | null;
+  /** What happened, in words. */
+  detail: string;
+}
+
+/** One spending limit in force on the current prompt, and its spend. */
+export interface BudgetSpending {
+  /** The limit (`max_cost_usd`, `max_input_tokens`, `max_output_tokens`). */
+  key: "max_cost_usd" | "max_input_tokens" | "max_output_tokens";
+  /** Whose limit: the run's (manifest) or the prompt's own. */
+  scope: "run" | "prompt";
+  /** The limit: US dollars or tokens. */
+  limit: number;
+  /** What was spent against it: by the run, or by the prompt. */
+  spent: number;
+}
 
 /** A run's state as the control plane publishes it. */
 export interface Snapshot {
@@ -76,6 +102,14 @@ export interface Snapshot {
   started_by: string | null;
   /** The prompt ids the run selected, in order (`null`: not recorded). */
   prompt_ids: string[] | null;
+  /**
+   * Why the run needs a person (`null`: it does not): set by
+   * `attention_needed`, cleared when the next attempt starts or, for a
+   * stall, when events come again.
+   */
+  attention: Attention | null;
+  /** The spending limits in force on the current prompt (`null`: none). */
+  budget: BudgetSpending[] | null;
 }
 
 /**
@@ -114,6 +148,8 @@ export const SNAPSHOT_FIELDS = [
   "host",
   "started_by",
   "prompt_ids",
+  "attention",
+  "budget",
 ] as const satisfies readonly (keyof Snapshot)[];
 
 /** A field of a snapshot. */

@@ -30,3 +30,4 @@ export {
   statusOf,
   type StatusOfOptions,
 } from "./status_of.ts";
+export { attentionText, spendingText } from "./attention_text.ts";

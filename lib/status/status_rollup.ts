@@ -280,5 +280,7 @@ export function statusRollup(inputs: StatusInputs, now: number): StatusRollup {
       alive: snap?.agent_pid ? inputs.agent_alive : null,
     },
     lease: leaseOf(inputs),
+    attention: snap !== null && snap.run_id === runId ? snap.attention : null,
+    budget: snap !== null && snap.run_id === runId ? snap.budget : null,
   };
 }

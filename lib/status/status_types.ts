@@ -10,6 +10,7 @@ import type { LogEntry } from "../control/log_entry.ts";
 import type { Snapshot } from "../control/snapshot.ts";
 import type { StateFile } from "./state_file.ts";
 import type { RunLockInfo } from "../shared/mod.ts";
+import type { Attention, BudgetSpending } from "../shared/snapshot_schema.ts";
 
 /** The run's state, in the words of DESIGN §10 (snake_case in JSON). */
 export type RunWord =
@@ -120,6 +121,10 @@ export interface StatusRollup {
     pid: number | null;
     host: string | null;
   };
+  /** Why the run needs a person, since when (`null`: it does not). */
+  attention: Attention | null;
+  /** The spending limits in force and what is spent against each (`null`: none). */
+  budget: BudgetSpending[] | null;
 }
 
 /** The last event line of the state root's stream. */

@@ -7,6 +7,7 @@
 
 import { join } from "../shared/posix_path.ts";
 import { STATE_DIR_NAME } from "../shared/state_root_layout.ts";
+import type { NotifyRule } from "../shared/notify_rule.ts";
 
 export { STATE_DIR_NAME };
 
@@ -41,6 +42,8 @@ export interface RunLocation {
   repo_overrides: Readonly<Record<string, string>>;
   /** The fleet the workspace's runs join (its file's `fleet:`), when it names one. */
   fleet?: string;
+  /** The workspace file's `notify:` rules, when it has any. */
+  notify?: NotifyRule[];
 }
 
 /** A location outside any workspace. */

@@ -10,11 +10,13 @@ import { dirname, isAbsolute, resolve } from "../shared/posix_path.ts";
 import { NotFoundError, UsageError } from "../shared/errors.ts";
 import { MANIFEST_FILE } from "../packet/packet.ts";
 import { defaultWorkspaceRoot, type StateHomeOptions } from "./state_home.ts";
+import type { NotifyRule } from "../shared/notify_rule.ts";
+import { parseNotifyRules } from "../notify/notify_rules.ts";
 
 /** A workspace id: `[a-z0-9][a-z0-9._-]{0,63}`. */
 export const WORKSPACE_ID: RegExp = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 
-const KEYS = ["id", "packet", "repos", "state_root", "fleet"];
+const KEYS = ["id", "packet", "repos", "state_root", "fleet", "notify"];
 
 /** A loaded `workspace.yml`, every path absolute. */
 export interface WorkspaceFile {
@@ -30,6 +32,8 @@ export interface WorkspaceFile {
   state_root: string;
   /** The fleet its runs join (`fleet:`, DESIGN §12), or `null`. */
   fleet: string | null;
+  /** Its `notify:` rules, applied in addition to the packet's. */
+  notify: NotifyRule[];
 }
 
 /**
@@ -212,5 +216,9 @@ export async function loadWorkspaceFile(
     }
     fleet = raw.fleet as string;
   }
-  return { id, file, packet, repos, state_root: stateRoot, fleet };
+  const notify = parseNotifyRules(raw.notify, {
+    dir: base,
+    fail: (key, detail) => invalid(key.split("."), detail),
+  });
+  return { id, file, packet, repos, state_root: stateRoot, fleet, notify };
 }

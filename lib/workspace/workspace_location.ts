@@ -101,6 +101,7 @@ async function fromFile(
     workspace_file: file.file,
     repo_overrides: file.repos,
     ...(file.fleet === null ? {} : { fleet: file.fleet }),
+    ...(file.notify.length === 0 ? {} : { notify: file.notify }),
   };
 }
 

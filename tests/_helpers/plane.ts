@@ -248,6 +248,8 @@ export function testSnapshot(
     host: "test-host",
     started_by: null,
     prompt_ids: null,
+    attention: null,
+    budget: null,
     ...overrides,
   };
 }

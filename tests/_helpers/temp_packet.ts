@@ -7,6 +7,7 @@
 
 import { join } from "node:path";
 import { git, makeRepo } from "../../scripts/_harness/repo.ts";
+import { assertTrailHolds } from "./audit_trail.ts";
 
 export { git, makeRepo };
 
@@ -22,6 +23,12 @@ export interface TempPacket extends AsyncDisposable {
   stateRoot: string;
   /** Writes (or replaces) a prompt file. */
   writePrompt(name: string, text: string): Promise<void>;
+  /**
+   * Whether disposing checks that the state root's audit trail holds
+   * (`control log --verify`; default true). A test that damages the trail
+   * on purpose (edits the log, plants a link there) sets it false.
+   */
+  audit: boolean;
 }
 
 /** Options for {@linkcode makePacket}. */
@@ -70,16 +77,22 @@ export async function makePacket(
   for (const [name, text] of Object.entries(options.prompts ?? {})) {
     await writePrompt(name, text);
   }
-  return {
+  const packet: TempPacket = {
     root,
     dir,
     workspace,
     stateRoot: join(dir, ".prompt_runner"),
     writePrompt,
+    audit: true,
     async [Symbol.asyncDispose](): Promise<void> {
-      await Deno.remove(root, { recursive: true }).catch(() => {});
+      try {
+        if (packet.audit) await assertTrailHolds(packet.stateRoot);
+      } finally {
+        await Deno.remove(root, { recursive: true }).catch(() => {});
+      }
     },
   };
+  return packet;
 }
 
 /** Builds a prompt file from front matter lines and a body. */

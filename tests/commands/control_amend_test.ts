@@ -254,6 +254,7 @@ Deno.test("an amendment's phase is pre_verify, post_failure or post_success from
       "operation",
       "persisted",
       "phase",
+      "prev",
       "prompt",
       "reason",
       "run_id",
@@ -520,6 +521,7 @@ Deno.test("a hand-corrupted amendments line stops verification with a message na
     0,
   );
   const file = join(packet.stateRoot, "amendments", "01.jsonl");
+  packet.audit = false; // The amendment is overwritten below, on purpose.
   await Deno.writeTextFile(file, '{"at": "torn', { append: true });
   const run = await runCli(["run", packet.dir]);
   assert.equal(run.code, 1);

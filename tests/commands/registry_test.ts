@@ -26,6 +26,7 @@ Deno.test("every command listed has its help without loading, and loads as the c
   assert.deepEqual(COMMANDS.map((c) => c.name), [
     "run",
     "status",
+    "watch",
     "control",
     "workspace",
     "serve",

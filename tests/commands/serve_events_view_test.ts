@@ -292,6 +292,7 @@ Deno.test("foldTimeline() shows a retried, a repaired and a completed attempt wi
       cost_usd: null,
       last_event_age_ms: 10,
       runner: "none",
+      attention: null,
     },
     state_root: packet.stateRoot,
     packet_dir: packet.dir,

@@ -39,7 +39,11 @@ const CONFINEMENT: Readonly<Record<string, readonly string[]>> = {
  * plain function is all of `lib/` a page may be built from.
  */
 const PAGE_LIB: Readonly<Record<string, readonly string[]>> = {
-  "commands/serve/page/shared.ts": ["../../../lib/render/duration.ts"],
+  "commands/serve/page/shared.ts": [
+    "../../../lib/render/duration.ts",
+    // Spend against a budget is written one way too (status, watch, page).
+    "../../../lib/status/attention_text.ts",
+  ],
 };
 
 /** The import and export specifiers of a module's text (static and dynamic). */

@@ -55,6 +55,7 @@ function row(overrides: Partial<RunRow> = {}): RunRow {
     cost_usd: 0.0123,
     last_event_age_ms: 4000,
     runner: "alive",
+    attention: null,
     ...overrides,
   };
 }
@@ -92,6 +93,8 @@ function snapshot(): Snapshot {
     host: "h",
     started_by: null,
     prompt_ids: ["01", "02"],
+    attention: null,
+    budget: null,
   };
 }
 
@@ -331,6 +334,67 @@ Deno.test("runsPage() has the runs table the page's script updates, one row per 
   assert.equal(tags.filter((t) => hasClass(t, "run-link")).length, 1);
   const body = find(tags, (t) => t.name === "body", "<body>");
   assert.equal(body.attrs["data-page"], "runs");
+});
+
+Deno.test("runsPage() puts the runs that need a person first, with the reason in an attention cell (escaped)", () => {
+  const needs = {
+    reason: "stalled",
+    prompt_id: "02",
+    attempt: 1,
+    detail: hostile("DETAIL"),
+  };
+  const rows = [
+    row({ run: "r-quiet" }),
+    row({ run: "r-needs", attention: needs }),
+    row({ run: "r-other" }),
+  ];
+  const html = runsPage(rows, CONTEXT);
+  const tags = assertInert(html);
+  const trs = tags.filter((t) => t.name === "tr" && hasClass(t, "run"));
+  assert.deepEqual(trs.map((t) => t.attrs["data-run"]), [
+    "ws-1/r-needs",
+    "ws-1/r-quiet",
+    "ws-1/r-other",
+  ]);
+  assert.equal(trs[0]!.attrs["data-attention"], "stalled");
+  assert.equal(trs[1]!.attrs["data-attention"], undefined);
+  const first = html.slice(trs[0]!.at, trs[1]!.at);
+  assert.match(first, /data-field="attention"[^>]*>stalled on 02 attempt 1</);
+});
+
+Deno.test("runPage() shows the snapshot's attention and spend against budget", () => {
+  const snap = {
+    ...snapshot(),
+    attention: {
+      reason: "budget_exhausted" as const,
+      since: "2026-11-30T00:00:00.000Z",
+      prompt_id: "01",
+      attempt: 2,
+      detail: hostile("SPENT"),
+    },
+    budget: [
+      {
+        key: "max_cost_usd" as const,
+        scope: "run" as const,
+        limit: 0.5,
+        spent: 0.625,
+      },
+    ],
+  };
+  const html = runPage(model({ snapshot: snap }), CONTEXT);
+  const tags = assertInert(html);
+  const field = find(
+    tags,
+    (t) => t.attrs["data-field"] === "attention",
+    "the attention field",
+  );
+  assert.equal(field.attrs["data-attention"], "budget_exhausted");
+  assert.ok(html.includes(escaped("SPENT")));
+  assert.match(html, /budget exhausted on 01 attempt 2: /);
+  assert.match(
+    html,
+    /data-field="budget">\$0\.6250 of \$0\.5000 \(the run&#39;s\)</,
+  );
 });
 
 Deno.test("runPage() carries the DOM contract: panels, timeline, events, log, contract and the four forms", () => {

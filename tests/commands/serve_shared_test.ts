@@ -87,10 +87,17 @@ Deno.test("a runs-page row's cells, as both the server and the page write them",
     cost_usd: 0.0123,
     last_event_age_ms: 4000,
     runner: "gone",
+    attention: {
+      reason: "budget_exhausted",
+      prompt_id: "02",
+      attempt: 2,
+      detail: "spent",
+    },
   });
   assert.deepEqual(text, {
     target: "TARGET",
     status: "runner gone",
+    attention: "budget exhausted on 02 attempt 2",
     progress: "1/3",
     prompt: "02 build",
     attempt: "#2 retry",
@@ -102,4 +109,5 @@ Deno.test("a runs-page row's cells, as both the server and the page write them",
   });
   assert.equal(classes.status, "status status-runner_gone");
   assert.equal(classes.runner, "runner runner-gone");
+  assert.equal(classes.attention, "attention attention-budget_exhausted");
 });

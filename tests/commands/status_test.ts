@@ -153,6 +153,9 @@ const PINNED: Schema = {
   amendments: { count: N, last: ["object", "null"] },
   service: { agent_pid: N0, alive: ["boolean", "null"] },
   lease: { state: S, pid: N0, host: S0 },
+  // Issue 23: what needs a person, and spend against budget.
+  attention: ["object", "null"],
+  budget: ["array", "null"],
 };
 const SCHEMA: Schema = await documentedSchema();
 

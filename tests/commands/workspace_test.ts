@@ -62,7 +62,7 @@ Deno.test("workspace prepare exits 2 naming the file, line and key of a bad valu
       bad.stderr,
       `error: Invalid workspace file "${
         join(await Deno.realPath(dir), "bad.yml")
-      }", line 2, key "state": unknown key (allowed: id, packet, repos, state_root, fleet)\n`,
+      }", line 2, key "state": unknown key (allowed: id, packet, repos, state_root, fleet, notify)\n`,
     );
     await Deno.writeTextFile(join(dir, "gone.yml"), "id: ok\npacket: ./gone\n");
     const gone = await cli(dir, ["workspace", "prepare", "gone.yml"]);

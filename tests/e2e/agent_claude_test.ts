@@ -485,6 +485,51 @@ Deno.test({
 
 const NO_DELAY = "retry: {base_delay_ms: 0, max_delay_ms: 0, jitter: false}";
 
+Deno.test({
+  name:
+    "a Write claude is refused (permission_mode default, not in agent.allowed_tools) fails the prompt as approval_denied and raises attention in the snapshot and status",
+  ignore,
+  async fn(): Promise<void> {
+    await using cp = await claudePacket([
+      { tools: [{ kind: "write", path: "hi.txt", content: "hi\n" }] },
+      { text: "I could not write the file." },
+    ], "timeout_ms: 60000");
+    // Only reading is allowed: the write needs a person to say yes.
+    const agent = {
+      ...cp.fixture.agent,
+      permission_mode: "default",
+      allowed_tools: ["Read"],
+    };
+    await cp.packet.writePrompt(
+      "01_claude.prompt.md",
+      promptFile(
+        `name: Claude task\nprovider: claude\nagent: ${
+          JSON.stringify(agent)
+        }\ntimeout_ms: 60000`,
+      ),
+    );
+    const run = await runCli(["run", cp.packet.dir, "--json"], { env: cp.env });
+    assert.equal(run.code, 1, run.stderr);
+    const events = run.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    const attention = ofType(events, "attention_needed");
+    assert.equal(attention.length, 1, JSON.stringify(attention));
+    assert.equal(dataOf(attention[0]).reason, "approval_denied");
+    assert.match(
+      String(dataOf(attention[0]).detail),
+      /denied permission for Write/,
+    );
+    assert.equal(ofType(events, "prompt_started").length, 1, "never retried");
+    const status = await runCli(["status", cp.packet.dir, "--json"], {
+      env: cp.env,
+    });
+    const rollup = JSON.parse(status.stdout);
+    assert.equal(rollup.attention.reason, "approval_denied");
+    const human = await runCli(["status", cp.packet.dir], { env: cp.env });
+    assert.match(human.stdout, /attention +approval denied on 01 attempt 1/);
+    await assert.rejects(Deno.stat(join(cp.packet.workspace, "hi.txt")));
+  },
+});
+
 function ofType(
   events: Record<string, unknown>[],
   type: string,

@@ -197,6 +197,7 @@ const WRITERS: Record<string, readonly string[]> = {
 for (const planted of PLANTED) {
   Deno.test(`a link planted at ${planted} is refused by every control command that uses it (exit 4) and by the runner, never followed: the canary outside is untouched and nothing exits 70`, async () => {
     await using packet = await ranPacket();
+    packet.audit = false; // A link stands in the trail, on purpose.
     const live = await lookLive(packet.stateRoot);
     const path = join(packet.stateRoot, planted);
     await Deno.mkdir(join(packet.stateRoot, "control", "requests"), {

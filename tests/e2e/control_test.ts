@@ -763,6 +763,7 @@ Deno.test("a broken control directory becomes a warning on stderr and the run co
     prompts: { "01_quick.prompt.md": longPrompt(2, 0) },
   });
   await Deno.mkdir(packet.stateRoot);
+  packet.audit = false; // control/ is a file, on purpose.
   await Deno.writeTextFile(
     join(packet.stateRoot, "control"),
     "not a directory",

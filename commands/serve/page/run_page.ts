@@ -12,6 +12,8 @@ import { Forms } from "./run_forms.ts";
 import { LogPanel, Timeline } from "./run_timeline.ts";
 import {
   attempt,
+  attentionLine,
+  budgetWords,
   cost,
   duration,
   isNum,
@@ -26,6 +28,9 @@ import {
   viewText,
   words,
 } from "./shared.ts";
+
+/** How long a finished run's stream stays open for its last snapshot. */
+const FINAL_SNAPSHOT_WAIT_MS = 5_000;
 
 /** A snapshot as the page reads it (any field may be missing). */
 interface SnapshotData {
@@ -45,6 +50,8 @@ interface SnapshotData {
   provider?: string | null;
   model?: string | null;
   last_seq?: number;
+  attention?: { reason?: string } | null;
+  budget?: unknown;
 }
 
 function sameView(a: ViewData | null, b: ViewData | null): boolean {
@@ -93,6 +100,9 @@ export function runPage(): void {
     setField(panel, "view", viewText(s.view));
     setField(panel, "tokens", tokens(s.input_tokens, s.output_tokens));
     setField(panel, "cost", cost(s.cost_usd));
+    setField(panel, "budget", budgetWords(s.budget));
+    const attention = setField(panel, "attention", attentionLine(s.attention));
+    attention?.setAttribute("data-attention", s.attention?.reason ?? "");
     setField(
       panel,
       "steers",
@@ -148,8 +158,12 @@ export function runPage(): void {
       finishedSeq = seq;
       const status = ev.data?.status;
       // An interrupted run's stream may go on (run --resume): the server
-      // ends it when nothing follows. Any other end is final.
-      if (status !== "interrupted") own.close();
+      // ends it when nothing follows. Any other end is final, once the
+      // run's last snapshot (written just after) has come: the server sends
+      // it, then ends the stream; a page closes it itself if it does not.
+      if (status !== "interrupted") {
+        setTimeout(() => own.close(), FINAL_SNAPSHOT_WAIT_MS);
+      }
       body.setAttribute("data-finished", "");
       // The snapshot that says so may come after: the event says it first.
       if (typeof status === "string") {

@@ -53,6 +53,30 @@ function fillName(tr: HTMLElement, row: RowData): void {
   td.appendChild(node("span", "run-id", row.run || "never run"));
 }
 
+/**
+ * Keeps the runs that need a person at the top: one that comes to need it
+ * moves up, one that no longer does (or a new one that does not) goes
+ * after them.
+ */
+function place(
+  tbody: HTMLTableSectionElement,
+  tr: Element,
+  had: string | null,
+  needs: string | null,
+): void {
+  if (needs) tr.setAttribute("data-attention", needs);
+  else tr.removeAttribute("data-attention");
+  if (needs && !had) {
+    tbody.insertBefore(tr, tbody.firstChild);
+    return;
+  }
+  if (!needs) {
+    const flagged = [...tbody.querySelectorAll("tr.run[data-attention]")];
+    const last = flagged.at(-1);
+    if (last && tr.compareDocumentPosition(last) & 4) last.after(tr);
+  }
+}
+
 function update(tbody: HTMLTableSectionElement, row: RowData): void {
   if (!row || typeof row.root !== "string" || typeof row.run !== "string") {
     return;
@@ -65,6 +89,14 @@ function update(tbody: HTMLTableSectionElement, row: RowData): void {
     tr = buildRow(row);
     tbody.insertBefore(tr, tbody.firstChild);
     document.getElementById("no-runs")?.remove();
+    place(tbody, tr, null, row.attention?.reason ?? null);
+  } else {
+    place(
+      tbody,
+      tr,
+      tr.getAttribute("data-attention"),
+      row.attention?.reason ?? null,
+    );
   }
   tr.setAttribute("data-status", row.status);
   fillName(tr, row);

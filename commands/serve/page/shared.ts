@@ -8,6 +8,10 @@
  */
 
 import { duration as forPeople } from "../../../lib/render/duration.ts";
+import {
+  type BudgetSpending,
+  spendingText,
+} from "../../../lib/status/attention_text.ts";
 
 /** `—` for a value nobody knows. */
 export const UNKNOWN = "—";
@@ -177,12 +181,43 @@ export interface RowData {
   last_event_age_ms: number | null;
   /** The runner's lease. */
   runner: string;
+  /** Why the run needs a person (`null`: it does not). */
+  attention: {
+    reason: string;
+    prompt_id: string | null;
+    attempt: number | null;
+    detail: string;
+  } | null;
+}
+
+/** Why a run needs a person, in words: `budget exhausted on 01 attempt 1`. */
+export function attentionWords(a: RowData["attention"]): string {
+  if (!a) return UNKNOWN;
+  return `${words(a.reason)}${a.prompt_id ? ` on ${a.prompt_id}` : ""}${
+    isNum(a.attempt) ? ` attempt ${a.attempt}` : ""
+  }`;
+}
+
+/** The attention field of a run page: the reason, where, and what happened. */
+export function attentionLine(a: unknown): string {
+  if (!a || typeof a !== "object") return "none";
+  const at = a as NonNullable<RowData["attention"]>;
+  return `${attentionWords(at)}: ${String(at.detail ?? "")}`;
+}
+
+/** The budget field of a run page: each limit's spend, or none. */
+export function budgetWords(budget: unknown): string {
+  if (!Array.isArray(budget) || budget.length === 0) return "none";
+  return budget.filter((b) => b && typeof b === "object").map((b) =>
+    spendingText(b as BudgetSpending)
+  ).join(" · ");
 }
 
 /** The cells of a runs-page row after its name, in order. */
 export const ROW_FIELDS = [
   "target",
   "status",
+  "attention",
   "progress",
   "prompt",
   "attempt",
@@ -204,6 +239,7 @@ export function rowCells(
     text: {
       target: row.target,
       status: words(row.status),
+      attention: attentionWords(row.attention),
       progress: progress(row.progress?.completed, row.progress?.selected),
       prompt: promptText(row.current?.id, row.current?.name),
       attempt: attempt(
@@ -220,6 +256,9 @@ export function rowCells(
     classes: {
       target: "target",
       status: `status status-${row.status}`,
+      attention: row.attention
+        ? `attention attention-${row.attention.reason}`
+        : "attention",
       runner: `runner runner-${row.runner}`,
     },
   };

@@ -129,6 +129,7 @@ Deno.test("amend() with persist leaves the packet unchanged when the record cann
   const file = join(packet.dir, "prompts", "01_notes.prompt.md");
   const before = await Deno.readTextFile(file);
   await Deno.mkdir(packet.stateRoot);
+  packet.audit = false; // amendments/ is a file, on purpose.
   await Deno.writeTextFile(
     join(packet.stateRoot, "amendments"),
     "a file, not a directory",
@@ -483,6 +484,7 @@ Deno.test("amend() with persist that cannot log leaves the prompt file and the a
   const amendments = join(packet.stateRoot, "amendments", "01.jsonl");
   const records = await Deno.readTextFile(amendments);
   const log = join(packet.stateRoot, "control", "log.jsonl");
+  packet.audit = false; // The log is removed, on purpose.
   await Deno.remove(log);
   await Deno.mkdir(log);
   await assert.rejects(

@@ -75,6 +75,14 @@ Deno.test("decideRequest() counts pending and delivered steers against the budge
   const spent = decideRequest(NAME, steer, state({ delivered: 2, pending: 1 }));
   assert.equal(spent.outcome, "rejected");
   assert.match(String(spent.reason), /budget spent: 3\/3/);
+  // The refusal tells a person: the runner raises attention for it.
+  assert.deepEqual(spent.apply, {
+    command: "attention",
+    reason: "steer_budget_exhausted",
+    prompt_id: "01",
+    detail: spent.reason,
+    request_id: spent.apply?.request_id,
+  });
 });
 
 Deno.test("decideRequest() rejects a steer with no prompt running, or for another prompt", () => {

@@ -40,6 +40,7 @@ const LOG_KEYS = [
   "command",
   "outcome",
   "params",
+  "prev",
   "prompt_id",
   "reason",
   "request_id",
@@ -999,7 +1000,11 @@ Deno.test("promptStarted() carries the steers delivered to a prompt into its nex
   const { request_id } = await writeRequest(root.ref("run-a"), "steer", {
     text: "one more",
   });
-  assert.deepEqual(await plane.boundary({ idle: false }), []);
+  // No steer to deliver: the runner is told to raise attention instead.
+  assert.deepEqual(
+    (await plane.boundary({ idle: false })).map((c) => c.command),
+    ["attention"],
+  );
   const [entry] = await logEntriesOf(root.paths, request_id);
   assert.match(entry?.reason ?? "", /budget spent: 2\/2/);
   await plane.close("completed");

@@ -104,6 +104,8 @@ Deno.test("loadPacket() loads the manifest, its repos and its prompts", async ()
     },
     agent: DEFAULT_AGENT_OPTIONS,
     timeout_ms: null,
+    progress_timeout_ms: null,
+    budget: null,
     cwd: workspace,
     body: "Write NOTES.md.\n",
   });

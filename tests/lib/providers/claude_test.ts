@@ -97,6 +97,20 @@ Deno.test("claude startArgs() maps every agent option to its flag", () => {
   ]);
 });
 
+Deno.test("claude startArgs() passes what is left of the money budget as --max-budget-usd", () => {
+  const args = claudeProfile.startArgs({
+    ...invocation({}, {}),
+    maxBudgetUsd: 0.0375,
+  });
+  const at = args.indexOf("--max-budget-usd");
+  assert.ok(at > 0, args.join(" "));
+  assert.equal(Number(args[at + 1]), 0.0375);
+  assert.ok(at < args.indexOf("--"), "before the prompt");
+  assert.ok(
+    !claudeProfile.startArgs(invocation({}, {})).includes("--max-budget-usd"),
+  );
+});
+
 Deno.test("claude startArgs() keeps a prompt that looks like a flag after --", () => {
   const args = claudeProfile.startArgs(
     invocation({ text: "--help me" }, { add_dirs: ["/x"] }),
@@ -326,8 +340,9 @@ Deno.test("claude parser classifies every captured API error", async () => {
 Deno.test("claude parser reads limits from a result's subtype and terminal_reason", () => {
   const cases: [string, string][] = [
     [
+      // Its --max-budget-usd ceiling is the runner's budget, passed on.
       '{"subtype":"error_max_budget_usd","is_error":true}',
-      "provider_config_claim",
+      "budget_exhausted",
     ],
     [
       '{"subtype":"success","is_error":true,"terminal_reason":"prompt_too_long","result":"Prompt is too long"}',

@@ -54,6 +54,8 @@ function snapshot(extra: Partial<Snapshot> = {}): Snapshot {
     host: "here",
     started_by: "ada",
     prompt_ids: ["01", "02"],
+    attention: null,
+    budget: null,
     ...extra,
   };
 }

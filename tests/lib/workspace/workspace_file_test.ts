@@ -32,6 +32,7 @@ Deno.test("loadWorkspaceFile() resolves the packet, repos and state root relativ
         "operator-packet",
       ),
       fleet: null,
+      notify: [],
     });
     await write(
       "ops/workspace.yml",
@@ -64,6 +65,7 @@ Deno.test("loadWorkspaceFile() resolves a symlinked file's paths beside the file
       repos: { app: checkout },
       state_root: join(root, "roots", "linked"),
       fleet: null,
+      notify: [],
     });
   });
 });

@@ -61,6 +61,10 @@ Deno.test("the stale check fails when a page source changes without regenerating
         "deno.json",
         "commands/serve/page",
         "lib/render/duration.ts",
+        "lib/status/attention_text.ts",
+        "lib/shared/snapshot_schema.ts",
+        "lib/shared/events.ts",
+        "lib/shared/view.ts",
         EMBEDDED,
       ]
     ) {
