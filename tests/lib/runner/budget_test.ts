@@ -6,7 +6,6 @@
  */
 
 import assert from "node:assert/strict";
-import type { RunEvent } from "../../../lib/shared/mod.ts";
 import { runCollecting as run } from "../../_helpers/run_events.ts";
 import { readState } from "../../../lib/status/mod.ts";
 import { readSnapshot } from "../../_helpers/live_run.ts";
