@@ -9,9 +9,9 @@ import {
   MAX_STEER_BYTES,
   steer as sendSteerRequest,
 } from "../../lib/control/steer.ts";
-import { terminalSafe } from "../../lib/render/ansi.ts";
 import { UsageError } from "../../lib/shared/errors.ts";
 import type { CommandContext } from "../_context.ts";
+import { reportSent } from "./_sent.ts";
 import {
   REQUEST_JSON_FLAG,
   sendRequest,
@@ -115,24 +115,16 @@ async function sendSteer(
       ...(author === undefined ? {} : { author }),
       ...(promptId === undefined ? {} : { promptId }),
     }));
-  if (json && wait === null) await context.stdout.json(receipt);
-  else if (!json) {
-    await context.stdout.line(terminalSafe(
-      `Queued steer for run ${ref.run_id} (request ${receipt.request_id}); ${
-        wait === null
-          ? "it is delivered at the next event boundary"
-          : "waiting for its lane to deliver or refuse it"
-      }`,
-    ));
-  }
-  if (wait !== null) {
-    const { waitAndReport } = await import("./_wait_report.ts");
-    return await waitAndReport(context, ref, receipt.request_id, wait, json);
-  }
-  await context.stderr.line(
-    "hint: 'prompt_runner control log' shows whether the lane delivered it",
-  );
-  return 0;
+  return await reportSent(context, ref, receipt, {
+    wait,
+    json,
+    words: {
+      what: "Queued steer",
+      later: "it is delivered at the next event boundary",
+      waiting: "waiting for its lane to deliver or refuse it",
+      hint: "'prompt_runner control log' shows whether the lane delivered it",
+    },
+  });
 }
 
 /** `control steer`. */

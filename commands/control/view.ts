@@ -4,11 +4,11 @@
  * @module
  */
 
-import { terminalSafe } from "../../lib/render/ansi.ts";
 import { UsageError } from "../../lib/shared/errors.ts";
 import type { ViewSettings } from "../../lib/shared/view.ts";
 import { viewFlags } from "../_args.ts";
 import type { CommandContext } from "../_context.ts";
+import { reportSent } from "./_sent.ts";
 import {
   REQUEST_JSON_FLAG,
   sendRequest,
@@ -55,24 +55,16 @@ async function requestView(
   );
   const named = Object.entries(settings).sort().map(([k, v]) => `${k}=${v}`)
     .join(", ");
-  if (json && wait === null) await context.stdout.json(receipt);
-  else if (!json) {
-    await context.stdout.line(terminalSafe(
-      `Requested ${named} for run ${ref.run_id} (request ${receipt.request_id}); ${
-        wait === null
-          ? "it applies at the next event boundary"
-          : "waiting for its outcome"
-      }`,
-    ));
-  }
-  if (wait !== null) {
-    const { waitAndReport } = await import("./_wait_report.ts");
-    return await waitAndReport(context, ref, receipt.request_id, wait, json);
-  }
-  await context.stderr.line(
-    "hint: 'prompt_runner control log' shows whether it was applied",
-  );
-  return 0;
+  return await reportSent(context, ref, receipt, {
+    wait,
+    json,
+    words: {
+      what: `Requested ${named}`,
+      later: "it applies at the next event boundary",
+      waiting: "waiting for its outcome",
+      hint: "'prompt_runner control log' shows whether it was applied",
+    },
+  });
 }
 
 const SETTINGS = "Settings (at least one)";

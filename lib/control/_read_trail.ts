@@ -8,12 +8,15 @@
  * @module
  */
 
-import { LinkRefusedError, StateError } from "../shared/errors.ts";
 import { anchored, openExisting } from "../shared/files.ts";
 import { join } from "../shared/posix_path.ts";
 import { amendmentsLockFile } from "./amendment_log.ts";
 import { type ChainCheck, checkChain } from "./_verify_chain.ts";
-import { readReceipts, type ReceiptFiles } from "./_verify_links.ts";
+import {
+  readReceipts,
+  type ReceiptFiles,
+  unreadable,
+} from "./_verify_links.ts";
 import { controlPaths } from "./paths.ts";
 import type { LogFinding } from "./log_finding.ts";
 
@@ -37,19 +40,6 @@ export interface Trail {
 
 /** The log's name relative to the state root. */
 export const LOG_FILE = "control/log.jsonl";
-
-function unreadable(file: string, error: unknown, what: string): LogFinding {
-  if (!(error instanceof StateError)) throw error;
-  return {
-    kind: "unreadable",
-    problem: true,
-    file,
-    line: null,
-    message: `${file} cannot be checked: ${
-      error instanceof LinkRefusedError ? "it is a link, never followed" : what
-    }`,
-  };
-}
 
 async function readBytes(
   path: string,

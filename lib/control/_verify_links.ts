@@ -64,7 +64,16 @@ export interface ReceiptFiles {
   findings: LogFinding[];
 }
 
-function unreadableDir(file: string, error: unknown): LogFinding {
+/**
+ * The finding for a file or directory of the trail that cannot be read:
+ * `what` says why, unless it is a link (never followed). Throws anything
+ * that is not a {@linkcode StateError}.
+ */
+export function unreadable(
+  file: string,
+  error: unknown,
+  what: string,
+): LogFinding {
   if (!(error instanceof StateError)) throw error;
   return {
     kind: "unreadable",
@@ -72,9 +81,7 @@ function unreadableDir(file: string, error: unknown): LogFinding {
     file,
     line: null,
     message: `${file} cannot be checked: ${
-      error instanceof LinkRefusedError
-        ? "it is a link, never followed"
-        : "it is not a directory"
+      error instanceof LinkRefusedError ? "it is a link, never followed" : what
     }`,
   };
 }
@@ -95,7 +102,9 @@ export async function readReceipts(paths: ControlPaths): Promise<ReceiptFiles> {
       result.requests.add(entry.name);
     }
   } catch (error) {
-    result.findings.push(unreadableDir("control/requests", error));
+    result.findings.push(
+      unreadable("control/requests", error, "it is not a directory"),
+    );
   }
   let names: string[] = [];
   try {
@@ -105,7 +114,9 @@ export async function readReceipts(paths: ControlPaths): Promise<ReceiptFiles> {
       )
       .map((e) => e.name).sort();
   } catch (error) {
-    result.findings.push(unreadableDir("control/outcomes", error));
+    result.findings.push(
+      unreadable("control/outcomes", error, "it is not a directory"),
+    );
   }
   for (const name of names) {
     const text = await readTextIfExists(join(paths.outcomes, name), {

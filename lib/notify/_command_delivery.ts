@@ -9,6 +9,7 @@
  */
 
 import { errorText } from "../shared/errors.ts";
+import { readCapped } from "../shared/run_process.ts";
 import { type DeliveryResult, oneLine } from "./_delivery.ts";
 
 /** What {@linkcode deliverCommand} runs, and how long it may take. */
@@ -28,47 +29,6 @@ export interface CommandDelivery {
 }
 
 const STDERR_BYTES = 2048;
-
-/** Reads up to `max` bytes of a stream, giving up 200 ms after `until`. */
-async function readCapped(
-  stream: ReadableStream<Uint8Array>,
-  max: number,
-  until: Promise<unknown>,
-): Promise<string> {
-  const reader = stream.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let finished = false;
-  const giveUp = (): void => {
-    // A grandchild may hold the pipe open after the program exits.
-    if (!finished) {
-      timer = setTimeout(() => reader.cancel().catch(() => {}), 200);
-    }
-  };
-  until.then(giveUp, giveUp);
-  try {
-    while (true) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      if (size < max) chunks.push(value.subarray(0, max - size));
-      size = Math.min(max, size + value.length);
-    }
-  } catch {
-    // Cancelled: keep what came.
-  } finally {
-    finished = true;
-    clearTimeout(timer);
-    reader.releaseLock();
-  }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.length;
-  }
-  return new TextDecoder().decode(bytes);
-}
 
 /** Writes the input and closes stdin; a program that does not read is fine. */
 async function feed(
@@ -145,7 +105,7 @@ export async function deliverCommand(
   if (delivery.signal.aborted) onAbort();
   const status = child.status;
   const fed = feed(child.stdin, delivery.input);
-  const stderr = readCapped(child.stderr, STDERR_BYTES, status);
+  const stderr = readCapped(child.stderr, STDERR_BYTES, status, 200);
   let result: Deno.CommandStatus;
   try {
     result = await status;

@@ -37,36 +37,37 @@ export interface RunProcessOptions {
 
 const DEFAULT_MAX_BYTES = 1 << 20;
 
-async function collect(
+/**
+ * Reads up to `maxBytes` of a stream, and stops reading `graceMs` after
+ * `until` settles: a grandchild that inherited the pipe may hold it open long
+ * after the process it belongs to is gone. Never throws; what arrived before
+ * the stop is kept.
+ */
+export async function readCapped(
   stream: ReadableStream<Uint8Array>,
   maxBytes: number,
   until: Promise<unknown>,
+  graceMs = 500,
 ): Promise<string> {
   const reader = stream.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
-  let stop = false;
   let finished = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
-  until.then(() => {
+  const giveUp = (): void => {
     if (finished) return;
-    // The process is gone; give a grandchild holding the pipe a moment, then stop.
-    timer = setTimeout(() => {
-      stop = true;
-      reader.cancel().catch(() => {});
-    }, 500);
-  });
+    timer = setTimeout(() => reader.cancel().catch(() => {}), graceMs);
+  };
+  until.then(giveUp, giveUp);
   try {
-    while (!stop) {
+    while (true) {
       const { value, done } = await reader.read();
       if (done) break;
-      if (size < maxBytes) {
-        chunks.push(value.subarray(0, maxBytes - size));
-        size += Math.min(value.length, maxBytes - size);
-      }
+      if (size < maxBytes) chunks.push(value.subarray(0, maxBytes - size));
+      size = Math.min(maxBytes, size + value.length);
     }
   } catch {
-    // Cancelled after the deadline: keep what arrived.
+    // Cancelled after the grace: keep what arrived.
   } finally {
     finished = true;
     clearTimeout(timer);
@@ -124,8 +125,8 @@ export async function runProcess(
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
   const [result, stdout, stderr] = await Promise.all([
     status,
-    collect(child.stdout, maxBytes, status),
-    collect(child.stderr, maxBytes, status),
+    readCapped(child.stdout, maxBytes, status),
+    readCapped(child.stderr, maxBytes, status),
   ]);
   clearTimeout(timer);
   return {

@@ -32,6 +32,23 @@ function recorder(on: string, out: string): string {
   }]}`;
 }
 
+/**
+ * Makes the folder the packet's recorder rules write into, and puts its path
+ * in the manifest where the rules say "OUT".
+ */
+async function recorderOut(
+  packet: { root: string; dir: string },
+): Promise<string> {
+  const out = join(packet.root, "out");
+  await Deno.mkdir(out);
+  const manifest = join(packet.dir, "prompt_runner_packet.md");
+  await Deno.writeTextFile(
+    manifest,
+    (await Deno.readTextFile(manifest)).replace('"OUT"', JSON.stringify(out)),
+  );
+  return out;
+}
+
 async function jsonl(path: string): Promise<Record<string, unknown>[]> {
   const text = await Deno.readTextFile(path);
   return text.trimEnd().split("\n").map((line) => JSON.parse(line));
@@ -55,13 +72,7 @@ Deno.test("a completed run notifies its command and webhook with the run_finishe
     ].join("\n"),
     prompts: { "01_hello.prompt.md": COMPLETES },
   });
-  const out = join(packet.root, "out");
-  await Deno.mkdir(out);
-  const manifest = join(packet.dir, "prompt_runner_packet.md");
-  await Deno.writeTextFile(
-    manifest,
-    (await Deno.readTextFile(manifest)).replace('"OUT"', JSON.stringify(out)),
-  );
+  const out = await recorderOut(packet);
   const result = await runCli(["run", packet.dir]);
   assert.equal(result.code, 0, result.stderr);
   const events = await jsonl(join(packet.stateRoot, "control", "events.jsonl"));
@@ -129,13 +140,7 @@ Deno.test("a failed run notifies attention and failed; a webhook that never answ
     ].join("\n"),
     prompts: { "01_fails.prompt.md": FAILS },
   });
-  const out = join(packet.root, "out");
-  await Deno.mkdir(out);
-  const manifest = join(packet.dir, "prompt_runner_packet.md");
-  await Deno.writeTextFile(
-    manifest,
-    (await Deno.readTextFile(manifest)).replace('"OUT"', JSON.stringify(out)),
-  );
+  const out = await recorderOut(packet);
   const result = await runCli(["run", packet.dir]);
   assert.equal(result.code, 1, result.stderr);
   const events = await jsonl(join(packet.stateRoot, "control", "events.jsonl"));
