@@ -173,7 +173,9 @@ a cron line can guard an unattended run with one command:
                   the run runs                                exit 124
 
 A run that completes ends the watch with exit 0. The last sample names the
-reason; stderr says it in words.
+reason; stderr says it in words. Between samples the watch follows the run's
+events, so an attention raised and cleared within a second (a stall the next
+event ended) still ends it with exit 6.
 
 TARGET is a prepared workspace's id, a state root or a packet directory, as
 for 'prompt_runner status'; a fleet TARGET (fleet:NODE/ROOT/RUN_ID, or a

@@ -28,6 +28,8 @@ import type { Command, CommandContext } from "./_context.ts";
 import { WATCH_INFO } from "./_help.ts";
 import { FLEET_FLAGS, openTargetFleet } from "./_fleet_flags.ts";
 import { isFleetTarget } from "../lib/fleet/fleet_names.ts";
+import type { RunRef } from "../lib/control/paths.ts";
+import { AttentionTap } from "./_attention_tap.ts";
 
 const FLAGS = {
   "state-root": { type: "string" },
@@ -40,6 +42,9 @@ const FLAGS = {
 
 /** How often a sample is taken. */
 const SAMPLE_MS = 1_000;
+
+/** How long a watch whose run ended waits for the tap to reach the end. */
+const SETTLE_MS = 2_000;
 
 /** Why a watch ends early, and its exit code (README "Exit codes"). */
 export const WATCH_EXITS = {
@@ -189,10 +194,20 @@ async function watch(context: CommandContext, argv: string[]): Promise<number> {
     signalled = signal;
     stop.abort();
   });
+  await using tap = new AttentionTap();
   try {
     for (;;) {
       const now = Date.now();
-      const rollup = await sampler.sample(now);
+      const taken = await sampler.sample(now);
+      tap.track(taken.ref, taken.lastSeq);
+      let rollup = taken.rollup;
+      if (rollup.attention === null && rollup.run.status === "completed") {
+        await tap.settle(SETTLE_MS);
+      }
+      // Raised and cleared since the last sample: the stream has it.
+      if (rollup.attention === null && tap.heard !== null) {
+        rollup = { ...rollup, attention: tap.heard };
+      }
       const sample = sampleOf(rollup, now);
       const violation = violationOf(rollup, limits);
       if (violation) sample.violation = violation;
@@ -219,9 +234,18 @@ async function watch(context: CommandContext, argv: string[]): Promise<number> {
   }
 }
 
+/** A sample as read: the rollup, and the run it read for the tap. */
+interface Taken {
+  rollup: StatusRollup;
+  /** The run the sample read (`null`: none yet). */
+  ref: RunRef | null;
+  /** The last seq its snapshot had folded in. */
+  lastSeq: number | null;
+}
+
 /** Where the samples come from: the state root's files, or a fleet. */
 interface Sampler extends AsyncDisposable {
-  sample(now: number): Promise<StatusRollup>;
+  sample(now: number): Promise<Taken>;
 }
 
 async function fileSampler(
@@ -238,7 +262,7 @@ async function fileSampler(
     ? null
     : await loadPacket(location.packet_dir).catch(() => null);
   return {
-    async sample(now: number): Promise<StatusRollup> {
+    async sample(now: number): Promise<Taken> {
       const { inputs } = await gatherStatus({
         target: location.workspace_id ?? location.packet_dir ??
           location.state_root,
@@ -249,7 +273,14 @@ async function fileSampler(
       }).catch((error) => {
         throw new StateError(`Cannot read the run to watch: ${error}`);
       });
-      return statusRollup(inputs, now);
+      const snap = inputs.snapshot;
+      return {
+        rollup: statusRollup(inputs, now),
+        ref: snap === null
+          ? null
+          : { state_root: location.state_root, run_id: snap.run_id },
+        lastSeq: snap?.last_seq ?? null,
+      };
     },
     [Symbol.asyncDispose]: () => Promise.resolve(),
   };
@@ -263,9 +294,13 @@ async function fleetSampler(
 ): Promise<Sampler> {
   const client = await openTargetFleet(values, context.cwd, target);
   return {
-    async sample(): Promise<StatusRollup> {
+    async sample(): Promise<Taken> {
       const run = await client.resolve(target);
-      return (await client.status(run)).rollup;
+      return {
+        rollup: (await client.status(run)).rollup,
+        ref: client.ref(run),
+        lastSeq: run.snapshot.last_seq,
+      };
     },
     [Symbol.asyncDispose]: () => client[Symbol.asyncDispose](),
   };

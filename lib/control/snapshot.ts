@@ -156,8 +156,11 @@ export function parseSnapshot(raw: string, where: string): Snapshot {
   };
 }
 
-/** A snapshot's `attention` as read: `null` unless it has a known reason. */
-function attentionOf(value: unknown): Attention | null {
+/**
+ * An `attention` (a snapshot's, or an `attention_needed` event's data with
+ * its `since`) as read: `null` unless it has a known reason.
+ */
+export function attentionOf(value: unknown): Attention | null {
   if (!isRecord(value)) return null;
   const reason = ATTENTION_REASONS.find((r) => r === value.reason);
   if (reason === undefined) return null;

@@ -6,8 +6,13 @@
  */
 
 import assert from "node:assert/strict";
-import { startRun, waitForSnapshot } from "../_helpers/live_run.ts";
-import { runCli } from "../_helpers/run_cli.ts";
+import { LineReader, readAll } from "../_helpers/lines.ts";
+import {
+  readSnapshot,
+  startRun,
+  waitForSnapshot,
+} from "../_helpers/live_run.ts";
+import { runCli, spawnCli } from "../_helpers/run_cli.ts";
 import { longPrompt, makePacket, promptFile } from "../_helpers/temp_packet.ts";
 
 function samples(stdout: string): Record<string, unknown>[] {
@@ -75,6 +80,41 @@ Deno.test("watch exits 6 (attention) when the run needs a person, naming the rea
     /^error: watch: attention: budget exhausted on 01/m,
   );
   await run.finish();
+});
+
+Deno.test("watch exits 6 for an attention raised and cleared between two samples: the event stream keeps it", async () => {
+  await using packet = await makePacket({
+    prompts: {
+      // Stalls of 0.2 s: each raised at the idle tick 1 s into a quiet
+      // spell (limit 0.6 s), cleared by the event 1.2 s into it.
+      "01_a.prompt.md": promptFile(`progress_timeout_ms: 600
+simulate:
+  attempts:
+    - delay_ms: 1200
+      messages: ["after a pause"]`),
+      "02_b.prompt.md": longPrompt(6, 100),
+    },
+  });
+  // The watch starts first: the run begins while it watches.
+  const watcher = spawnCli(["watch", packet.dir, "--json"]);
+  const stderr = readAll(watcher.stderr);
+  const lines = new LineReader(watcher.stdout);
+  const first = JSON.parse((await lines.next())!);
+  assert.equal(first.status, "never_run");
+  await using run = startRun(packet.dir);
+  const rest = await lines.rest();
+  const { code } = await watcher.status;
+  assert.equal(code, 6, await stderr);
+  const last = JSON.parse(rest.filter((l) => l !== "").at(-1)!);
+  assert.equal(last.violation.reason, "attention");
+  assert.equal(last.attention.reason, "stalled");
+  assert.equal(last.attention.prompt_id, "01");
+  assert.match(await stderr, /^error: watch: attention: stalled on 01/m);
+  // The run itself went on: a stall is reported, never fatal, and cleared.
+  const finished = await run.finish();
+  assert.equal(finished.code, 0, finished.stderr);
+  const snapshot = await readSnapshot(packet.stateRoot);
+  assert.equal(snapshot?.attention, null);
 });
 
 Deno.test("watch exits 4 (not_running) when the runner is killed", async () => {
