@@ -5,7 +5,6 @@
  */
 
 import { ensurePrivateDir, readStateText } from "../shared/files.ts";
-import { appendChainedLine } from "./append_chained_line.ts";
 import type { ControlPaths } from "./paths.ts";
 
 /** How the plane answered a command. */
@@ -88,6 +87,8 @@ export async function appendLogEntry(
   const { at, ...rest } = entry;
   const line: LogEntry = { v: 1, at: at ?? new Date().toISOString(), ...rest };
   const options = { within: paths.root };
+  // Loaded by writers only: readers (control status, log) never hash.
+  const { appendChainedLine } = await import("./append_chained_line.ts");
   try {
     return await appendChainedLine(paths.log, line, options);
   } catch (error) {

@@ -19,7 +19,7 @@ import type {
   BudgetSpending,
   Snapshot,
 } from "../shared/snapshot_schema.ts";
-import { ATTENTION_REASONS } from "../shared/events.ts";
+import { ATTENTION_REASONS } from "../shared/attention_reasons.ts";
 import { isRecord } from "../shared/is_record.ts";
 
 export type { Snapshot };

@@ -5,6 +5,13 @@
  * @module
  */
 
+import type { AttentionReason } from "./attention_reasons.ts";
+
+export {
+  ATTENTION_REASONS,
+  type AttentionReason,
+} from "./attention_reasons.ts";
+
 /** Event types a provider session emits. */
 export const PROVIDER_EVENT_TYPES = [
   "run_started",
@@ -94,19 +101,6 @@ export interface VerificationItemData {
   /** Why, in words. */
   reason: string;
 }
-
-/** Why a run needs a person (`attention_needed`). */
-export const ATTENTION_REASONS = [
-  "failed",
-  "verifier_fault",
-  "approval_denied",
-  "steer_budget_exhausted",
-  "budget_exhausted",
-  "stalled",
-] as const;
-
-/** Why a run needs a person. */
-export type AttentionReason = typeof ATTENTION_REASONS[number];
 
 /** How a prompt ended (`prompt_completed`, `prompt_failed`). */
 export interface PromptEndData {
